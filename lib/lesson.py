@@ -1,0 +1,414 @@
+"""Part I: one learned query finds the marked step of a 12-step sequence.
+
+Section 1 builds the sequences (:func:`make_sequences`), section 2 the model
+(:func:`forward`, :func:`backward`, :func:`train_runs`), section 3 measures
+where the weights fall (:func:`marker_weight`), section 4 tests them by
+dropping steps (:func:`removal_effects`, :func:`causality`), and section 5
+trains many seeds at once (:func:`sweep`).
+
+Shapes: N sequences, T = 12 steps, C = 2 input channels (reading, marker
+flag), D = 3 key and value size.  Everything that belongs to a trained
+network may carry leading "run" axes (one per init seed), written R...; the
+functions broadcast over them, so a hundred networks train in one pass.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import rng
+from .attention import drop_each_step, softmax, softmax_backward
+
+STEPS = 12                 # T
+CHANNELS = 2               # C: the reading and the marker flag
+KEY_SIZE = 3               # D, for keys, queries and values
+DATA_SEED = 20260218
+INIT_SEEDS = (DATA_SEED + 1, DATA_SEED + 2)
+N_SEQUENCES = 720
+SPLIT = (360, 180, 180)    # training, set aside (never used), held-out
+THRESHOLD = 0.35           # the label: marker reading above this
+FIRST_MARKER = 2           # the marker sits on steps 2..11
+READING_SPREAD = 1.9       # readings are 1.9 * (u1 + u2 + u3 - 1.5), rounded to 3 places
+INIT_SPREAD = 0.9          # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
+EPOCHS = 200
+LEARNING_RATE = 0.6
+LOGIT_CLIP = 30.0          # the lesson clips the logit before the sigmoid
+HEAVY = 0.5                # a "heavy" step carries more than half the weight
+INERT = 0.05               # ... and is "inert" if removing it moves p by less
+
+
+# --------------------------------------------------------------- checking
+def _check_int(value, name, low=None, high=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
+    return int(value)
+
+
+def _check_seeds(seeds, name="init_seeds"):
+    if isinstance(seeds, numbers.Integral) or np.ndim(seeds) != 1 or len(seeds) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of integers, got {seeds!r}")
+    return [rng.check_seed(s, name) for s in seeds]
+
+
+def _check_training(epochs, learning_rate):
+    _check_int(epochs, "epochs")
+    if epochs <= 0:
+        raise ValueError(f"epochs must be a positive integer, got {epochs}")
+    if not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
+        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
+
+
+def check_step(step) -> int:
+    """A step index 0..11, or ValueError."""
+    return _check_int(step, "step", 0, STEPS - 1)
+
+
+# --------------------------------------------------------------- section 1
+@dataclass(frozen=True)
+class Sequences:
+    """A set of sequences (section 1).
+
+    readings: (N, T) float, step 0 is always 0.0;  markers: (N,) int in 2..11;
+    labels: (N,) int, 1 where the marker's reading exceeds 0.35.
+    """
+    readings: np.ndarray
+    markers: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, index) -> "Sequences":
+        if isinstance(index, numbers.Integral):
+            _check_int(index, "example index", -len(self), len(self) - 1)
+            index = slice(index, index + 1 if index != -1 else None)
+        return Sequences(self.readings[index], self.markers[index], self.labels[index])
+
+    @property
+    def inputs(self) -> np.ndarray:
+        """(N, T, C): the reading and the marker flag at every step, what the network sees."""
+        flags = np.arange(STEPS) == self.markers[:, None]
+        return np.stack([self.readings, flags.astype(float)], axis=-1)
+
+
+def make_sequences(n: int = N_SEQUENCES, seed: int = DATA_SEED) -> Sequences:
+    """Sequence i is drawn from the lesson's stream seeded with ``seed + i``.
+
+    Each stream gives 35 draws: one picks a region the task never uses, 33
+    make the 11 readings after step 0 (three draws each), and the last places
+    the marker.  Returns :class:`Sequences` with N = n.
+    """
+    n = _check_int(n, "n", 1)
+    seed = rng.check_seed(seed, "data seed")
+    u = rng.draws(range(seed, seed + n), 35)
+    triples = u[:, 1:34].reshape(n, STEPS - 1, 3)
+    raw = (triples[..., 0] + triples[..., 1] + triples[..., 2] - 1.5) * READING_SPREAD
+    # Python's round() is correctly rounded; np.round can differ in the last place.
+    rounded = np.array([round(x, 3) for x in raw.ravel().tolist()]).reshape(raw.shape)
+    readings = np.concatenate([np.zeros((n, 1)), rounded], axis=1)
+    markers = FIRST_MARKER + (u[:, 34] * (STEPS - FIRST_MARKER)).astype(int)
+    labels = (readings[np.arange(n), markers] > THRESHOLD).astype(int)
+    return Sequences(readings, markers, labels)
+
+
+def split(data: Sequences) -> tuple[Sequences, Sequences, Sequences]:
+    """The 360 / 180 / 180 split: training, set aside, held-out (the last 180)."""
+    if len(data) != sum(SPLIT):
+        raise ValueError(f"expected {sum(SPLIT)} sequences to split, got {len(data)}")
+    a, b = SPLIT[0], SPLIT[0] + SPLIT[1]
+    return data[:a], data[a:b], data[b:]
+
+
+def majority_baseline(labels: np.ndarray) -> float:
+    """Accuracy of giving every sequence the most frequent label."""
+    rate = float(np.mean(labels))
+    return max(rate, 1.0 - rate)
+
+
+# --------------------------------------------------------------- section 2
+@dataclass
+class Params:
+    """The 19 numbers of one network, or a stack of R networks (section 2).
+
+    key_weights, value_weights: (R..., D, C);  query, readout: (R..., D);
+    bias: (R...,).  Counts: 6 + 6 + 3 + 3 + 1 = 19.
+    """
+    key_weights: np.ndarray
+    value_weights: np.ndarray
+    query: np.ndarray
+    readout: np.ndarray
+    bias: np.ndarray
+
+    FIELDS = ("key_weights", "value_weights", "query", "readout", "bias")
+
+    def arrays(self) -> list[np.ndarray]:
+        return [getattr(self, f) for f in self.FIELDS]
+
+    def __getitem__(self, run) -> "Params":
+        """One network out of a stack."""
+        return Params(*(a[run] for a in self.arrays()))
+
+    @property
+    def size(self) -> int:
+        """Parameters per network."""
+        return sum(int(np.prod(a.shape[a.ndim - nd:])) if nd else 1
+                   for a, nd in zip(self.arrays(), (2, 2, 1, 1, 0)))
+
+
+def init_params(seeds) -> Params:
+    """Initial networks, one per seed, drawn from the lesson's stream.
+
+    Each seed gives 18 weights of 0.9 * (u1 + u2 + u3 - 1.5), in the order
+    key weights (row by row), value weights, query, readout; the bias starts
+    at 0.  Returns a Params stack with R = len(seeds).
+    """
+    seeds = _check_seeds(seeds)
+    u = rng.draws(seeds, 54).reshape(len(seeds), 18, 3)
+    g = (u[..., 0] + u[..., 1] + u[..., 2] - 1.5) * INIT_SPREAD
+    d, c = KEY_SIZE, CHANNELS
+    return Params(
+        key_weights=g[:, :d * c].reshape(-1, d, c),
+        value_weights=g[:, d * c:2 * d * c].reshape(-1, d, c),
+        query=g[:, 2 * d * c:2 * d * c + d],
+        readout=g[:, 2 * d * c + d:],
+        bias=np.zeros(len(seeds)),
+    )
+
+
+def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
+    """The two input-space vectors the 19 parameters act through (section 2).
+
+    Keys and values are linear in the input, so the score of step t is
+    q · (W_K x_t) / sqrt(D) = (W_Kᵀ q / sqrt(D)) · x_t, and the logit is
+    w · sum_t a_t W_V x_t + b = (W_Vᵀ w) · sum_t a_t x_t + b.  Returns
+    (score_direction, readout_direction), each (R..., C).
+    """
+    score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(KEY_SIZE)
+    readout_direction = np.einsum("...dc,...d->...c", params.value_weights, params.readout)
+    return score_direction, readout_direction
+
+
+def keys_and_values(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """keys_t = W_K x_t and values_t = W_V x_t: two arrays (R..., N, T, D) (section 2)."""
+    keys = np.einsum("...dc,ntc->...ntd", params.key_weights, inputs)
+    values = np.einsum("...dc,ntc->...ntd", params.value_weights, inputs)
+    return keys, values
+
+
+def _per_step(inputs: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """direction · x_t for every step: inputs (N, T, C), direction (R..., C) -> (R..., N, T)."""
+    flat = direction.reshape(-1, direction.shape[-1]) @ inputs.reshape(-1, inputs.shape[-1]).T
+    return flat.reshape(direction.shape[:-1] + inputs.shape[:-1])   # one matrix product
+
+
+def _pool(weights: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """sum_t weights_t x_t: weights (R..., N, T), inputs (N, T, C) -> (R..., N, C)."""
+    channels = [(weights * inputs[..., c]) @ np.ones(inputs.shape[-2]) for c in range(inputs.shape[-1])]
+    return np.stack(channels, axis=-1)
+
+
+def _sum_over_steps(grad: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """The transpose of :func:`_per_step`: grad (R..., N, T) -> (R..., C)."""
+    flat = grad.reshape(grad.shape[:-2] + (-1,))
+    return flat @ inputs.reshape(-1, inputs.shape[-1])
+
+
+@dataclass
+class Forward:
+    """The intermediates of a forward pass, kept for the backward pass."""
+    scores: np.ndarray    # (R..., N, T)
+    weights: np.ndarray   # (R..., N, T)
+    pooled: np.ndarray    # (R..., N, C)  sum_t weights_t x_t
+    logit: np.ndarray     # (R..., N)
+
+
+def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) -> Forward:
+    """The model of section 2 on inputs (N, T, C).
+
+    scores_t = q · W_K x_t / sqrt(D); weights = softmax(scores) over the
+    steps where ``keep`` (boolean, broadcastable to (R..., N, T)) is True;
+    logit = readout · sum_t weights_t W_V x_t + bias.  Computed through
+    :func:`effective`, which gives the same numbers with a fraction of the work.
+    """
+    inputs = np.asarray(inputs, dtype=float)
+    score_direction, readout_direction = effective(params)
+    scores = _per_step(inputs, score_direction)
+    weights = softmax(scores, keep)
+    pooled = _pool(weights, inputs)
+    logit = np.einsum("...nc,...c->...n", pooled, readout_direction) + params.bias[..., None]
+    return Forward(scores, weights, pooled, logit)
+
+
+def probability(logit: np.ndarray) -> np.ndarray:
+    """P(label 1) = sigmoid(logit), the logit clipped to ±30 as in the lesson."""
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -LOGIT_CLIP, LOGIT_CLIP)))
+
+
+def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forward) -> Params:
+    """Gradient of the mean cross-entropy over the N sequences (section 2).
+
+    Returns a Params of gradients, shaped like ``params``.  Each line undoes
+    one line of :func:`forward` (and of :func:`effective`), last line first.
+    """
+    score_direction, readout_direction = effective(params)
+    n = len(labels)
+    grad_logit = (probability(fwd.logit) - labels) / n                                # (R..., N)
+    grad_bias = grad_logit.sum(axis=-1)
+    grad_readout_direction = np.einsum("...n,...nc->...c", grad_logit, fwd.pooled)    # (R..., C)
+    grad_weights = grad_logit[..., None] * _per_step(inputs, readout_direction)        # (R..., N, T)
+    grad_scores = softmax_backward(fwd.weights, grad_weights)
+    grad_score_direction = _sum_over_steps(grad_scores, inputs)
+    # effective(): score_direction = W_Kᵀ q / sqrt(D), readout_direction = W_Vᵀ w
+    grad_query = np.einsum("...dc,...c->...d", params.key_weights, grad_score_direction) / np.sqrt(KEY_SIZE)
+    grad_key_weights = params.query[..., :, None] * grad_score_direction[..., None, :] / np.sqrt(KEY_SIZE)
+    grad_readout = np.einsum("...dc,...c->...d", params.value_weights, grad_readout_direction)
+    grad_value_weights = params.readout[..., :, None] * grad_readout_direction[..., None, :]
+    return Params(grad_key_weights, grad_value_weights, grad_query, grad_readout, grad_bias)
+
+
+def cross_entropy(logit: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean binary cross-entropy over the last axis, computed stably from the logits: (R...,)."""
+    return np.mean(np.logaddexp(0.0, logit) - labels * logit, axis=-1)
+
+
+def loss(params: Params, inputs: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Mean cross-entropy (R...,) of the unclipped model; the quantity :func:`backward` differentiates."""
+    return cross_entropy(forward(params, inputs).logit, labels)
+
+
+def train_runs(seeds, train_set: Sequences, epochs: int = EPOCHS,
+               learning_rate: float = LEARNING_RATE, loss_curve: bool = False):
+    """Full-batch gradient descent for every init seed at once (sections 2 and 5).
+
+    Returns a Params stack with R = len(seeds); run r is the network the
+    lesson trains from seed r (equal up to floating-point summation order).
+    With ``loss_curve=True`` returns (params, losses), losses of shape
+    (epochs, R): the mean cross-entropy before each update.
+    """
+    _check_training(epochs, learning_rate)
+    params = init_params(seeds)
+    inputs, labels = train_set.inputs, train_set.labels
+    losses = []
+    for _ in range(int(epochs)):
+        fwd = forward(params, inputs)
+        if loss_curve:
+            losses.append(cross_entropy(fwd.logit, labels))
+        grads = backward(params, inputs, labels, fwd)
+        for p, g in zip(params.arrays(), grads.arrays()):
+            p -= learning_rate * g
+    return (params, np.array(losses)) if loss_curve else params
+
+
+def train(seed: int, data_seed: int = DATA_SEED, epochs: int = EPOCHS,
+          learning_rate: float = LEARNING_RATE) -> Params:
+    """One network (unstacked Params) trained on the training split of ``data_seed``."""
+    train_set = split(make_sequences(seed=data_seed))[0]
+    return train_runs([seed], train_set, epochs, learning_rate)[0]
+
+
+# --------------------------------------------------------------- sections 3-4
+def accuracy(params: Params, data: Sequences) -> np.ndarray:
+    """Share of sequences whose logit has the label's sign: (R...,)."""
+    logit = forward(params, data.inputs).logit
+    return np.mean((logit > 0) == (data.labels == 1), axis=-1)
+
+
+def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarray]:
+    """Mean weight on the marker step, and the share of sequences whose heaviest step is the marker.
+
+    Returns two arrays of shape (R...,) (section 3).
+    """
+    weights = forward(params, data.inputs).weights
+    on_marker = np.take_along_axis(weights, np.broadcast_to(data.markers[:, None], weights.shape[:-1] + (1,)), -1)[..., 0]
+    hits = weights.argmax(axis=-1) == data.markers
+    return on_marker.mean(axis=-1), hits.mean(axis=-1)
+
+
+def removal_effects(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What dropping each step does to the output probability (section 4).
+
+    inputs: (N, T, C).  Returns (p, p_without), shapes (R..., N) and
+    (R..., N, T): p_without[..., t] is the probability when step t is
+    removed from the attention and the other weights are renormalised.
+    The removal effect of step t is |p_without[..., t] - p|.
+    """
+    fwd = forward(params, inputs)
+    without = drop_each_step(fwd.scores)                                    # (R..., N, T, T)
+    readout_direction = effective(params)[1]
+    per_step = _per_step(inputs, readout_direction)                         # (R..., N, T)
+    logit = (without * per_step[..., None, :]).sum(axis=-1) + params.bias[..., None, None]
+    return probability(fwd.logit), probability(logit)
+
+
+def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
+    """The removal test of section 4, per run (each value has shape (R...,)).
+
+    agreement: share of sequences whose heaviest step is also the step whose
+    removal moves p most; effect_of_heaviest: mean |Δp| from removing the
+    heaviest step; heavy_count: sequences whose heaviest weight exceeds 0.5;
+    heavy_inert_count: of those, the ones where removing it moves p by < 0.05.
+    """
+    weights = forward(params, data.inputs).weights
+    p, p_without = removal_effects(params, data.inputs)
+    effects = np.abs(p_without - p[..., None])
+    heaviest = weights.argmax(axis=-1)
+    effect_of_heaviest = np.take_along_axis(effects, heaviest[..., None], -1)[..., 0]
+    heavy = weights.max(axis=-1) > HEAVY
+    return {
+        "agreement": np.mean(heaviest == effects.argmax(axis=-1), axis=-1),
+        "effect_of_heaviest": effect_of_heaviest.mean(axis=-1),
+        "heavy_count": heavy.sum(axis=-1),
+        "heavy_inert_count": (heavy & (effect_of_heaviest < INERT)).sum(axis=-1),
+    }
+
+
+# --------------------------------------------------------------- the lesson's numbers
+def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> list[dict]:
+    """The lesson's eight numbers for each run of a 1-d stack."""
+    weight, hit = marker_weight(params, heldout)
+    cause = causality(params, heldout)
+    columns = {
+        "train_accuracy": accuracy(params, train_set),
+        "heldout_accuracy": accuracy(params, heldout),
+        "marker_weight": weight,
+        "marker_hit_rate": hit,
+        **cause,
+    }
+    counts = {"heavy_count", "heavy_inert_count"}
+    return [{k: (int(v[r]) if k in counts else float(v[r])) for k, v in columns.items()}
+            for r in range(len(weight))]
+
+
+def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
+    """Everything the lesson prints: {"baseline": float, "runs": [run, ...]}.
+
+    Each run is a dict of train_accuracy, heldout_accuracy, marker_weight,
+    marker_hit_rate, agreement, effect_of_heaviest (floats, unrounded) and
+    heavy_count, heavy_inert_count (ints), all on the held-out set (the last
+    180 sequences) except train_accuracy.
+    """
+    train_set, _, heldout = split(make_sequences(seed=data_seed))
+    params = train_runs(init_seeds, train_set)
+    return {"baseline": majority_baseline(heldout.labels),
+            "runs": measure_runs(params, train_set, heldout)}
+
+
+def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
+    """Train every init seed at once and measure each on the held-out set (section 5).
+
+    Returns arrays of shape (len(init_seeds),): seeds, heldout_accuracy,
+    marker_weight, agreement.
+    """
+    seeds = _check_seeds(init_seeds)
+    train_set, _, heldout = split(make_sequences(seed=data_seed))
+    params = train_runs(seeds, train_set)
+    return {
+        "seeds": np.array(seeds),
+        "heldout_accuracy": accuracy(params, heldout),
+        "marker_weight": marker_weight(params, heldout)[0],
+        "agreement": causality(params, heldout)["agreement"],
+    }

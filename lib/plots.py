@@ -1,0 +1,91 @@
+"""The book's one figure style (every Part): colours, weight bars, effects, distributions.
+
+Every figure has an opaque white background, so it reads the same in the
+light and the dark theme, and uses the Okabe-Ito colour-blind-safe palette.
+"""
+from __future__ import annotations
+
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+INK = "#222222"
+GRID = "#dddddd"
+MARKER = "#D55E00"                  # the marked step
+RUNS = ("#0072B2", "#E69F00")       # run 1, run 2 (and first / second of any pair)
+NEUTRAL = "#9a9a9a"                 # steps that are not the marker
+AFTER = "#009E73"                   # after a step is dropped
+
+STYLE = {
+    "figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
+    "figure.dpi": 100, "savefig.dpi": 100,
+    "axes.edgecolor": INK, "axes.labelcolor": INK, "text.color": INK,
+    "xtick.color": INK, "ytick.color": INK,
+    "axes.spines.top": False, "axes.spines.right": False,
+    "axes.grid": True, "axes.grid.axis": "y", "grid.color": GRID, "axes.axisbelow": True,
+    "font.size": 10, "axes.titlesize": 10, "axes.titleweight": "bold", "legend.frameon": False,
+}
+plt.rcParams.update(STYLE)
+
+
+def figure(ncols: int = 1, nrows: int = 1, width: float = 7.0, height: float = 2.6, **kwargs):
+    """A figure in the book's style: (fig, axes); axes is a single Axes when there is one."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
+    return fig, axes
+
+
+def step_axis(ax, steps: int = 12) -> None:
+    """Label the x axis with the step numbers 0..steps-1."""
+    ax.set_xticks(range(steps))
+    ax.set_xlim(-0.6, steps - 0.4)
+    ax.set_xlabel("step")
+
+
+def readings(ax, values: np.ndarray, marker: int, threshold: float, title: str = "") -> None:
+    """One sequence's readings as bars (T,), the marked step in the marker colour, the threshold dashed."""
+    colours = [MARKER if t == marker else NEUTRAL for t in range(len(values))]
+    ax.bar(range(len(values)), values, color=colours)
+    ax.axhline(threshold, color=INK, lw=1, ls="--")
+    ax.axhline(0, color=INK, lw=0.6)
+    step_axis(ax, len(values))
+    ax.set_ylabel("reading")
+    ax.set_title(title)
+
+
+def bars(ax, series: dict[str, np.ndarray], marker: int | None = None, colours=RUNS,
+         ylabel: str = "weight", title: str = "", ylim=(0, 1)) -> None:
+    """Grouped bars over the steps, one group member per series (each (T,)).
+
+    The marked step's tick label is drawn in the marker colour and bold.
+    """
+    names = list(series)
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        values = np.asarray(series[name])
+        offset = (i - (len(names) - 1) / 2) * width
+        ax.bar(np.arange(len(values)) + offset, values, width, color=colours[i % len(colours)], label=name)
+    steps = len(np.asarray(series[names[0]]))
+    step_axis(ax, steps)
+    if marker is not None:
+        label = ax.get_xticklabels()[marker]
+        label.set_color(MARKER)
+        label.set_fontweight("bold")
+        ax.axvspan(marker - 0.45, marker + 0.45, color=MARKER, alpha=0.12, lw=0)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if len(names) > 1:
+        ax.legend(loc="upper left", fontsize=8, ncols=len(names))
+
+
+def distribution(ax, values: np.ndarray, highlights: dict[str, float], xlabel: str, bins: int = 20,
+                 value_range=None) -> None:
+    """A histogram of one measure over many seeds, with named values drawn as vertical lines."""
+    ax.hist(values, bins=bins, range=value_range, color=NEUTRAL, edgecolor="white")
+    for i, (name, x) in enumerate(highlights.items()):
+        ax.axvline(x, color=RUNS[i % len(RUNS)], lw=2.2, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("seeds")
+    if highlights:
+        ax.legend(loc="upper left", fontsize=8)

@@ -1,0 +1,299 @@
+"""Live widgets and their static twins (Part I; the mechanism serves every Part).
+
+A widget is three things: the choices a reader can make (one list of values
+per control), ``render(**choice)`` drawing a matplotlib figure, and
+``describe(**choice)`` giving the numbers shown beneath it.
+
+- :func:`live` wires them to ipywidgets sliders; it needs a running kernel.
+- :func:`static_twin` renders every combination of choices in advance and
+  returns HTML whose sliders swap the pictures and numbers in the browser,
+  with no kernel and nothing fetched from elsewhere.
+
+The Part I widgets (:func:`drop_a_step`, :func:`change_the_seed`,
+:func:`pick_an_example`) are built from these two.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import lesson, plots
+
+
+# ------------------------------------------------------------------ the mechanism
+@dataclass
+class Control:
+    """One slider: its label, the values it can take, and the value it starts at."""
+    label: str
+    values: list
+    default: object = None
+
+    def __post_init__(self):
+        if not self.values:
+            raise ValueError(f"control {self.label!r} needs at least one value")
+        if self.default is None:
+            self.default = self.values[0]
+        if self.default not in self.values:
+            raise ValueError(f"default {self.default!r} of {self.label!r} is not among its values")
+
+
+def _png(fig, dpi: int) -> str:
+    """The figure as a PNG data URI, reduced to a 64-colour palette (about a third of the bytes)."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    image = Image.open(buffer).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    small = io.BytesIO()
+    image.save(small, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii")
+
+
+def static_twin(name: str, controls: dict[str, Control], render: Callable, describe: Callable,
+                alt: str, dpi: int = 80) -> "IPython.display.HTML":
+    """Pre-render every combination of ``controls`` and return kernel-free HTML.
+
+    name: a short identifier, unique on the page.  render(**choice) returns a
+    figure; describe(**choice) returns text.  The HTML holds one PNG per
+    combination (data URIs) and a few lines of JavaScript that show the one
+    the sliders select.
+    """
+    from IPython.display import HTML
+
+    if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+        raise ValueError(f"twin name must be lowercase letters, digits and hyphens, got {name!r}")
+    keys = list(controls)
+    frames, texts = [], []
+    for combo in itertools.product(*(controls[k].values for k in keys)):
+        choice = dict(zip(keys, combo))
+        frames.append(_png(render(**choice), dpi))
+        texts.append(describe(**choice))
+    sizes = [len(controls[k].values) for k in keys]
+    labels = [[str(v) for v in controls[k].values] for k in keys]
+    starts = [controls[k].values.index(controls[k].default) for k in keys]
+    sliders = "".join(
+        f'<label style="margin-right:1.5em">{html.escape(controls[k].label)} '
+        f'<input type="range" min="0" max="{n - 1}" step="1" value="{s}" data-control="{i}" '
+        f'aria-label="{html.escape(controls[k].label)}"> <output></output></label>'
+        for i, (k, n, s) in enumerate(zip(keys, sizes, starts)))
+    data = json.dumps({"frames": frames, "texts": texts, "sizes": sizes, "labels": labels})
+    first = int(np.ravel_multi_index(starts, sizes))
+    return HTML(f"""<div class="static-twin" id="twin-{name}" style="border:1px solid #ccc;padding:0.6em;background:#fff;color:#222">
+<div class="twin-controls">{sliders}</div>
+<img class="twin-figure" alt="{html.escape(alt)}" style="width:100%;height:auto" src="{frames[first]}">
+<pre class="twin-numbers" style="background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre-wrap">{html.escape(texts[first])}</pre>
+<script type="application/json" class="twin-data">{data}</script>
+<script>
+(function () {{
+  var root = document.getElementById("twin-{name}");
+  var data = JSON.parse(root.querySelector(".twin-data").textContent);
+  var inputs = root.querySelectorAll("input[data-control]");
+  function show() {{
+    var index = 0;
+    inputs.forEach(function (input, i) {{
+      index = index * data.sizes[i] + Number(input.value);
+      input.parentNode.querySelector("output").textContent = data.labels[i][Number(input.value)];
+    }});
+    root.querySelector(".twin-figure").src = data.frames[index];
+    root.querySelector(".twin-numbers").textContent = data.texts[index];
+  }}
+  inputs.forEach(function (input) {{ input.addEventListener("input", show); }});
+  show();
+}})();
+</script>
+</div>""")
+
+
+def live(controls: dict[str, "ipywidgets.Widget"], render: Callable, describe: Callable):
+    """ipywidgets controls driving ``render`` and ``describe`` with a running kernel."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    out = widgets.Output()
+
+    def update(**choice):
+        with out:
+            out.clear_output(wait=True)
+            display(render(**choice))
+            plt.close("all")
+            print(describe(**choice))
+
+    box = widgets.VBox([widgets.HBox(list(controls.values())), out])
+    widgets.interactive_output(update, controls)
+    return box
+
+
+# ------------------------------------------------------------------ Part I
+EXAMPLE_COUNT = lesson.SPLIT[2]
+
+
+@lru_cache(maxsize=1)
+def _lesson_context():
+    """The held-out set and the lesson's two trained runs, computed once."""
+    train_set, _, heldout = lesson.split(lesson.make_sequences())
+    return heldout, lesson.train_runs(lesson.INIT_SEEDS, train_set)
+
+
+def _example(index: int) -> lesson.Sequences:
+    heldout, _ = _lesson_context()
+    lesson._check_int(index, "example index", 0, len(heldout) - 1)
+    return heldout[index]
+
+
+def drop_report(example: int, step: int) -> dict:
+    """Both runs on held-out example ``example`` with ``step`` dropped: weights and p before and after.
+
+    Returns {"weights": (2, T), "without": (2, T), "p": (2,), "p_without": (2,), "marker": int}.
+    """
+    step = lesson.check_step(step)
+    chosen = _example(example)
+    _, runs = _lesson_context()
+    weights = lesson.forward(runs, chosen.inputs).weights[:, 0]
+    keep = np.arange(lesson.STEPS) != step
+    p, p_without = (lesson.probability(lesson.forward(runs, chosen.inputs, k).logit)[:, 0] for k in (None, keep))
+    without = lesson.forward(runs, chosen.inputs, keep).weights[:, 0]
+    return {"weights": weights, "without": without, "p": p, "p_without": p_without,
+            "marker": int(chosen.markers[0])}
+
+
+def _render_drop(example: int, step: int):
+    r = drop_report(example, step)
+    fig, axes = plots.figure(2, 1, width=7.5, height=2.6, sharey=True)
+    for run, ax in enumerate(axes):
+        plots.bars(ax, {"before": r["weights"][run], f"step {step} dropped": r["without"][run]},
+                   marker=r["marker"], colours=(plots.RUNS[run], plots.AFTER),
+                   title=f"run {run + 1}: p = {r['p'][run]:.3f} → {r['p_without'][run]:.3f}")
+        ax.text(step, 0.02, "✕", ha="center", color=plots.INK, fontsize=12, fontweight="bold")
+    return fig
+
+
+def describe_drop(example: int, step: int) -> str:
+    r = drop_report(example, step)
+    lines = [f"held-out example {example}: marker step {r['marker']}, dropped step {step}"]
+    for run in range(2):
+        lines.append(f"run {run + 1}: weight of step {step} {r['weights'][run][step]:.3f};  "
+                     f"p(label 1) {r['p'][run]:.3f} -> {r['p_without'][run]:.3f}  "
+                     f"(moved {abs(r['p_without'][run] - r['p'][run]):.3f})")
+    return "\n".join(lines)
+
+
+def seed_report(seed: int, example: int = 0) -> dict:
+    """Train one network from ``seed`` and measure it on the held-out set and on one example."""
+    params = lesson.train(rng_seed := lesson.rng.check_seed(seed))
+    heldout, _ = _lesson_context()
+    chosen = _example(example)
+    weight, hit = lesson.marker_weight(params, heldout)
+    return {"seed": rng_seed, "heldout_accuracy": float(lesson.accuracy(params, heldout)),
+            "marker_weight": float(weight), "marker_hit_rate": float(hit),
+            "weights": lesson.forward(params, chosen.inputs).weights[0], "marker": int(chosen.markers[0])}
+
+
+@lru_cache(maxsize=256)
+def _seed_report_cached(seed: int, example: int) -> dict:
+    return seed_report(seed, example)
+
+
+def _render_seed(seed: int, example: int = 0):
+    r = _seed_report_cached(seed, example)
+    fig, ax = plots.figure(width=6.0, height=2.4)
+    plots.bars(ax, {f"seed {seed}": r["weights"]}, marker=r["marker"], colours=(plots.RUNS[0],),
+               title=f"seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
+                     f"weight on marker {r['marker_weight']:.4f}")
+    return fig
+
+
+def describe_seed(seed: int, example: int = 0) -> str:
+    r = _seed_report_cached(seed, example)
+    return (f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
+            f"mean weight on the marker {r['marker_weight']:.4f}, "
+            f"heaviest step is the marker in {r['marker_hit_rate']:.4f}\n"
+            f"held-out example {example} (marker step {r['marker']}): weights "
+            + " ".join(f"{w:.2f}" for w in r["weights"]))
+
+
+def example_report(example: int) -> dict:
+    """Readings, both runs' weights and both runs' removal effects for one held-out example."""
+    chosen = _example(example)
+    _, runs = _lesson_context()
+    p, p_without = lesson.removal_effects(runs, chosen.inputs)
+    return {"readings": chosen.readings[0], "marker": int(chosen.markers[0]), "label": int(chosen.labels[0]),
+            "weights": lesson.forward(runs, chosen.inputs).weights[:, 0],
+            "effects": np.abs(p_without - p[..., None])[:, 0], "p": p[:, 0]}
+
+
+def _render_example(example: int):
+    r = example_report(example)
+    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
+    plots.readings(axes[0], r["readings"], r["marker"], lesson.THRESHOLD,
+                   title=f"example {example}: marker step {r['marker']}, label {r['label']}")
+    plots.bars(axes[1], {"run 1": r["weights"][0], "run 2": r["weights"][1]}, marker=r["marker"],
+               title="attention weights")
+    plots.bars(axes[2], {"run 1": r["effects"][0], "run 2": r["effects"][1]}, marker=r["marker"],
+               ylabel="|Δp| when dropped", title="removal effects")
+    return fig
+
+
+def describe_example(example: int) -> str:
+    r = example_report(example)
+    lines = [f"held-out example {example}: marker step {r['marker']}, reading there "
+             f"{r['readings'][r['marker']]:.3f}, label {r['label']}"]
+    for run in range(2):
+        heavy, moved = int(np.argmax(r["weights"][run])), int(np.argmax(r["effects"][run]))
+        lines.append(f"run {run + 1}: p(label 1) {r['p'][run]:.3f}; heaviest step {heavy} "
+                     f"(weight {r['weights'][run][heavy]:.2f}); most influential step {moved} "
+                     f"(|Δp| {r['effects'][run][moved]:.3f})")
+    return "\n".join(lines)
+
+
+TWIN_EXAMPLES = 6      # held-out examples offered by the static twins of "drop a step" ...
+TWIN_BROWSE = 24       # ... and of "pick an example"
+TWIN_SEEDS = list(range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 16))
+
+
+def drop_a_step(static: bool = False):
+    """Pick a held-out example and a step; both runs' weights and p before and after dropping it."""
+    if static:
+        controls = {"example": Control("held-out example", list(range(TWIN_EXAMPLES))),
+                    "step": Control("dropped step", list(range(lesson.STEPS)), 11)}
+        return static_twin("drop-a-step", controls, _render_drop, describe_drop,
+                           alt="Two bar charts of attention weights over 12 steps, for run 1 and run 2, "
+                               "before and after the chosen step is dropped and the rest renormalised.")
+    import ipywidgets as w
+    return live({"example": w.IntSlider(0, 0, EXAMPLE_COUNT - 1, description="example"),
+                 "step": w.IntSlider(11, 0, lesson.STEPS - 1, description="drop step")},
+                _render_drop, describe_drop)
+
+
+def change_the_seed(static: bool = False):
+    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, marker weight and example 0's weights."""
+    if static:
+        controls = {"seed": Control("init seed", TWIN_SEEDS)}
+        return static_twin("change-the-seed", controls, _render_seed, describe_seed,
+                           alt="Bar chart of one trained network's attention weights over the 12 steps "
+                               "of held-out example 0, for the chosen init seed.")
+    import ipywidgets as w
+    return live({"seed": w.BoundedIntText(lesson.INIT_SEEDS[0], min=0, max=2**63, description="init seed")},
+                _render_seed, describe_seed)
+
+
+def pick_an_example(static: bool = False):
+    """Browse held-out sequences: readings, both runs' weights and removal effects."""
+    if static:
+        controls = {"example": Control("held-out example", list(range(TWIN_BROWSE)))}
+        return static_twin("pick-an-example", controls, _render_example, describe_example,
+                           alt="Three bar charts for one held-out sequence: its readings with the marked "
+                               "step highlighted, both runs' attention weights, and both runs' removal effects.")
+    import ipywidgets as w
+    return live({"example": w.IntSlider(0, 0, EXAMPLE_COUNT - 1, description="example")},
+                _render_example, describe_example)

@@ -1,0 +1,36 @@
+import numpy as np
+import pytest
+
+from lib import rng
+from lesson_oracle import stream
+
+
+@pytest.mark.parametrize("seed", [0, 1, 20260218, 2**32 + 5, 2**63 + 11])
+def test_draws_match_the_scalar_stream(seed):
+    draw = stream(seed)
+    expected = [draw() for _ in range(40)]
+    assert rng.draws(seed, 40).tolist() == expected          # bit for bit
+
+
+def test_many_streams_at_once_equal_one_at_a_time():
+    seeds = [3, 99, 20260219]
+    together = rng.draws(seeds, 7)
+    assert together.shape == (3, 7)
+    for row, seed in zip(together, seeds):
+        np.testing.assert_array_equal(row, rng.draws(seed, 7))
+
+
+def test_draws_lie_in_the_unit_interval():
+    u = rng.draws(range(50), 100)
+    assert u.min() >= 0.0 and u.max() < 1.0
+
+
+@pytest.mark.parametrize("bad", [1.5, "7", None, True, -1, 2**64])
+def test_bad_seeds_are_refused(bad):
+    with pytest.raises(ValueError, match="seed"):
+        rng.draws(bad, 3)
+
+
+def test_bad_count_is_refused():
+    with pytest.raises(ValueError, match="count"):
+        rng.draws(1, -2)
