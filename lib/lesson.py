@@ -67,6 +67,19 @@ def check_step(step) -> int:
     return _check_int(step, "step", 0, STEPS - 1)
 
 
+def check_example(index, count: int) -> int:
+    """An example index 0..count-1, or ValueError."""
+    return _check_int(index, "example index", 0, count - 1)
+
+
+def _check_inputs(inputs) -> np.ndarray:
+    inputs = np.asarray(inputs, dtype=float)
+    if inputs.ndim != 3 or inputs.shape[-1] != CHANNELS:
+        raise ValueError(f"inputs must have shape (N, T, {CHANNELS}) (reading and marker flag per step), "
+                         f"got {inputs.shape}")
+    return inputs
+
+
 # --------------------------------------------------------------- section 1
 @dataclass(frozen=True)
 class Sequences:
@@ -84,7 +97,7 @@ class Sequences:
 
     def __getitem__(self, index) -> "Sequences":
         if isinstance(index, numbers.Integral):
-            _check_int(index, "example index", -len(self), len(self) - 1)
+            _check_int(index, "example index", -len(self), len(self) - 1)   # negative counts from the end
             index = slice(index, index + 1 if index != -1 else None)
         return Sequences(self.readings[index], self.markers[index], self.labels[index])
 
@@ -234,7 +247,7 @@ def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) 
     logit = readout · sum_t weights_t W_V x_t + bias.  Computed through
     :func:`effective`, which gives the same numbers with a fraction of the work.
     """
-    inputs = np.asarray(inputs, dtype=float)
+    inputs = _check_inputs(inputs)
     score_direction, readout_direction = effective(params)
     scores = _per_step(inputs, score_direction)
     weights = softmax(scores, keep)

@@ -11,7 +11,7 @@ import numpy as np
 
 INK = "#222222"
 GRID = "#dddddd"
-MARKER = "#D55E00"                  # the marked step
+MARKER = "#CC79A7"                  # the marked step (reddish purple, distinct from both runs)
 RUNS = ("#0072B2", "#E69F00")       # run 1, run 2 (and first / second of any pair)
 NEUTRAL = "#9a9a9a"                 # steps that are not the marker
 AFTER = "#009E73"                   # after a step is dropped
@@ -24,6 +24,7 @@ STYLE = {
     "axes.spines.top": False, "axes.spines.right": False,
     "axes.grid": True, "axes.grid.axis": "y", "grid.color": GRID, "axes.axisbelow": True,
     "font.size": 10, "axes.titlesize": 10, "axes.titleweight": "bold", "legend.frameon": False,
+    "legend.fontsize": 9,
 }
 plt.rcParams.update(STYLE)
 
@@ -76,16 +77,20 @@ def bars(ax, series: dict[str, np.ndarray], marker: int | None = None, colours=R
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if len(names) > 1:
-        ax.legend(loc="upper left", fontsize=8, ncols=len(names))
+        ax.legend(loc="upper left", ncols=len(names))
 
 
 def distribution(ax, values: np.ndarray, highlights: dict[str, float], xlabel: str, bins: int = 20,
-                 value_range=None) -> None:
-    """A histogram of one measure over many seeds, with named values drawn as vertical lines."""
-    ax.hist(values, bins=bins, range=value_range, color=NEUTRAL, edgecolor="white")
+                 value_range=None, log: bool = True) -> None:
+    """A histogram of one measure over many seeds, with named values drawn as vertical lines.
+
+    With ``log`` the counts are on a log scale, so a tail of one or two seeds stays visible
+    beside a peak of ninety.
+    """
+    ax.hist(values, bins=bins, range=value_range, color=NEUTRAL, edgecolor="white", log=log)
     for i, (name, x) in enumerate(highlights.items()):
-        ax.axvline(x, color=RUNS[i % len(RUNS)], lw=2.2, label=name)
+        ax.axvline(x, color=RUNS[i % len(RUNS)], lw=2.2, ls=("-", "--")[i % 2], label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("seeds")
     if highlights:
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="upper left")

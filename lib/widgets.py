@@ -146,9 +146,9 @@ def _lesson_context():
 
 
 def _example(index: int) -> lesson.Sequences:
+    """Held-out sequence ``index`` (0..179) as a one-sequence set."""
     heldout, _ = _lesson_context()
-    lesson._check_int(index, "example index", 0, len(heldout) - 1)
-    return heldout[index]
+    return heldout[lesson.check_example(index, len(heldout))]
 
 
 def drop_report(example: int, step: int) -> dict:
@@ -189,14 +189,21 @@ def describe_drop(example: int, step: int) -> str:
 
 
 def seed_report(seed: int, example: int = 0) -> dict:
-    """Train one network from ``seed`` and measure it on the held-out set and on one example."""
-    params = lesson.train(rng_seed := lesson.rng.check_seed(seed))
+    """Train one network from ``seed``; measure it on the held-out set and on one example.
+
+    Returns held-out accuracy, marker weight and hit rate (floats), and the
+    example's "weights" and removal "effects" (each (T,)) and its "marker".
+    """
+    seed = lesson.rng.check_seed(seed)
+    params = lesson.train(seed)
     heldout, _ = _lesson_context()
     chosen = _example(example)
     weight, hit = lesson.marker_weight(params, heldout)
-    return {"seed": rng_seed, "heldout_accuracy": float(lesson.accuracy(params, heldout)),
+    p, p_without = lesson.removal_effects(params, chosen.inputs)
+    return {"seed": seed, "heldout_accuracy": float(lesson.accuracy(params, heldout)),
             "marker_weight": float(weight), "marker_hit_rate": float(hit),
-            "weights": lesson.forward(params, chosen.inputs).weights[0], "marker": int(chosen.markers[0])}
+            "weights": lesson.forward(params, chosen.inputs).weights[0],
+            "effects": np.abs(p_without - p[..., None])[0], "marker": int(chosen.markers[0])}
 
 
 @lru_cache(maxsize=256)
@@ -206,20 +213,22 @@ def _seed_report_cached(seed: int, example: int) -> dict:
 
 def _render_seed(seed: int, example: int = 0):
     r = _seed_report_cached(seed, example)
-    fig, ax = plots.figure(width=6.0, height=2.4)
-    plots.bars(ax, {f"seed {seed}": r["weights"]}, marker=r["marker"], colours=(plots.RUNS[0],),
-               title=f"seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
-                     f"weight on marker {r['marker_weight']:.4f}")
+    fig, axes = plots.figure(2, 1, width=8.0, height=2.5)
+    plots.bars(axes[0], {f"seed {seed}": r["weights"]}, marker=r["marker"], colours=(plots.RUNS[0],),
+               title=f"weights (held-out accuracy {r['heldout_accuracy']:.4f})")
+    plots.bars(axes[1], {f"seed {seed}": r["effects"]}, marker=r["marker"], colours=(plots.AFTER,),
+               ylabel="|Δp| when dropped", title="removal effects", ylim=(0, 0.5))
     return fig
 
 
 def describe_seed(seed: int, example: int = 0) -> str:
     r = _seed_report_cached(seed, example)
+    heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
     return (f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
             f"mean weight on the marker {r['marker_weight']:.4f}, "
             f"heaviest step is the marker in {r['marker_hit_rate']:.4f}\n"
-            f"held-out example {example} (marker step {r['marker']}): weights "
-            + " ".join(f"{w:.2f}" for w in r["weights"]))
+            f"held-out example {example} (marker step {r['marker']}): heaviest step {heavy} "
+            f"(weight {r['weights'][heavy]:.3f}), most influential step {moved} (|Δp| {r['effects'][moved]:.3f})")
 
 
 def example_report(example: int) -> dict:
@@ -276,14 +285,14 @@ def drop_a_step(static: bool = False):
 
 
 def change_the_seed(static: bool = False):
-    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, marker weight and example 0's weights."""
+    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, and example 0's weights and removal effects."""
     if static:
         controls = {"seed": Control("init seed", TWIN_SEEDS)}
         return static_twin("change-the-seed", controls, _render_seed, describe_seed,
-                           alt="Bar chart of one trained network's attention weights over the 12 steps "
-                               "of held-out example 0, for the chosen init seed.")
+                           alt="Two bar charts for the network trained from the chosen init seed: its attention "
+                               "weights over the 12 steps of held-out example 0, and each step's removal effect.")
     import ipywidgets as w
-    return live({"seed": w.BoundedIntText(lesson.INIT_SEEDS[0], min=0, max=2**63, description="init seed")},
+    return live({"seed": w.BoundedIntText(lesson.INIT_SEEDS[0], min=0, max=2**31 - 1, description="init seed")},
                 _render_seed, describe_seed)
 
 

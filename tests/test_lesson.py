@@ -139,3 +139,11 @@ def test_sweep_matches_single_runs():
 def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_forward_refuses_inputs_of_the_wrong_shape():
+    params = lesson.init_params([1])
+    with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
+        lesson.forward(params, np.zeros((4, 12)))
+    with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
+        lesson.forward(params, np.zeros((4, 12, 3)))

@@ -1,0 +1,70 @@
+import json
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from lib import lesson, widgets
+
+
+def tiny_render(a, b):
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.bar([0, 1], [a, b])
+    return fig
+
+
+def twin_data(html):
+    return json.loads(re.search(r'<script type="application/json" class="twin-data">(.*?)</script>', html, re.S).group(1))
+
+
+def test_static_twin_renders_every_combination_in_slider_order():
+    controls = {"a": widgets.Control("first", [1, 2, 3], 2), "b": widgets.Control("second", [5, 6])}
+    html = widgets.static_twin("tiny", controls, tiny_render, lambda a, b: f"a={a} b={b}", alt="tiny bars").data
+    data = twin_data(html)
+    assert data["sizes"] == [3, 2]
+    assert len(data["frames"]) == 6 and len(set(data["frames"])) == 6          # every picture differs
+    assert data["texts"] == [f"a={a} b={b}" for a in (1, 2, 3) for b in (5, 6)]
+    assert all(f.startswith("data:image/png;base64,") for f in data["frames"])
+    assert 'id="twin-tiny"' in html and 'alt="tiny bars"' in html
+    assert "a=2 b=5" in html.split("twin-numbers")[1]                          # starts at the defaults
+    assert "http" not in html                                                  # nothing fetched from elsewhere
+
+
+def test_static_twin_refuses_bad_names_and_defaults():
+    with pytest.raises(ValueError, match="twin name"):
+        widgets.static_twin("Bad Name", {"a": widgets.Control("a", [1])}, tiny_render, str, alt="")
+    with pytest.raises(ValueError, match="not among its values"):
+        widgets.Control("a", [1, 2], default=3)
+    with pytest.raises(ValueError, match="at least one value"):
+        widgets.Control("a", [])
+
+
+def test_drop_report_renormalises_and_matches_the_removal_test():
+    report = widgets.drop_report(0, 11)
+    assert report["marker"] == 11
+    np.testing.assert_allclose(report["without"].sum(axis=-1), 1.0)
+    assert np.all(report["without"][:, 11] == 0)
+    train_set, _, heldout = lesson.split(lesson.make_sequences())
+    runs = lesson.train_runs(lesson.INIT_SEEDS, train_set)
+    p, p_without = lesson.removal_effects(runs, heldout[0].inputs)
+    np.testing.assert_allclose(report["p"], p[:, 0])
+    np.testing.assert_allclose(report["p_without"], p_without[:, 0, 11])
+
+
+def test_seed_report_reproduces_the_lessons_first_run():
+    report = widgets.seed_report(lesson.INIT_SEEDS[0])
+    assert round(report["heldout_accuracy"], 4) == 0.8889
+    assert round(report["marker_weight"], 4) == 0.2721
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: widgets.drop_report(0, 12), "step"),
+    (lambda: widgets.drop_report(180, 3), "example index"),
+    (lambda: widgets.drop_report(-1, 3), "example index"),
+    (lambda: widgets.example_report(2.5), "example index"),
+    (lambda: widgets.seed_report("seven"), "seed"),
+])
+def test_widget_functions_refuse_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
