@@ -6,7 +6,7 @@ READY  := $(VENV)/.requirements-installed
 NOTEBOOKS := $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
 
-.PHONY: book test test-lib test-notebooks test-build bench serve lab refresh clean
+.PHONY: book test test-lib test-notebooks test-build test-browser bench serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change.
 $(READY): requirements.txt pyproject.toml
@@ -18,20 +18,24 @@ book: $(READY)
 	$(BIN)/jupyter-book build .
 	@echo "The book is in _build/html: open _build/html/index.html, or run 'make serve'."
 
-test: test-lib test-notebooks test-build
+test: test-lib test-notebooks test-build test-browser
 
 test-lib: $(READY)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --ignore=tests/browser
 
 # nbval re-runs every notebook and compares its printed outputs with the stored ones.
 test-notebooks: $(READY)
 	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 	    --nbval-sanitize-with nbval_sanitize.cfg $(NOTEBOOKS)
 
-# A strict build from scratch: warnings are errors, and no cached page hides one.
+# A strict build from scratch: warnings are errors, and no cached or stale page hides one.
 test-build: $(READY)
-	rm -rf _build/.doctrees
+	rm -rf _build/.doctrees _build/html
 	$(BIN)/jupyter-book build -W -n --keep-going --all .
+
+# Every built page in headless Chromium (Debian's `chromium`, or $$CHROMIUM), offline.
+test-browser: $(READY)
+	$(BIN)/python -m pytest tests/browser
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
