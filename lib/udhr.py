@@ -38,8 +38,8 @@ from . import rng
 from .attention import softmax, softmax_backward
 
 # --------------------------------------------------------------- section 1
-# Thirteen articles of the Universal Declaration of Human Rights (UN General
-# Assembly resolution 217 A, 1948; public domain), one sentence or clause a line.
+# Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
+# the UN in 1948 as resolution 217 A; public domain), one to a line.
 CORPUS = """
 All human beings are born free and equal in dignity and rights.
 They are endowed with reason and conscience and should act towards one another in a spirit of brotherhood.
@@ -123,7 +123,7 @@ def decode(ids) -> list[str]:
 
 # --------------------------------------------------------------- checking
 def check_query(query) -> str:
-    """``query`` if it is one of :data:`QUERIES`, else ValueError listing them."""
+    """``query`` if it is one of :data:`QUERIES` (section 4 compares them), else ValueError listing them."""
     if not isinstance(query, str) or query not in QUERIES:
         raise ValueError(f"unknown query {query!r}; choose one of {', '.join(map(repr, QUERIES))}")
     return query
@@ -192,8 +192,9 @@ class Params:
 def init_params(seed: int = 0, query: str = "token") -> Params:
     """Initial weights, 0.1 times standard normal draws from RandomState(seed) (section 2).
 
-    Drawn in the demo's order E, W_Q, W_K, W_V, W_O, so query="token" at seed 0
-    starts exactly where the demo starts; a variant's extra array is drawn
+    Drawn in the demo's order E (V, d), W_Q, W_K, W_V (d, d), W_O (d, V), so
+    query="token" at seed 0 starts exactly where the demo starts; a variant's
+    extra array, mask_embedding (d,) or positions (MAX_LEN, d), is drawn
     after those five.
     """
     seed, query = _check_seed(seed), check_query(query)
@@ -213,27 +214,31 @@ def init_params(seed: int = 0, query: str = "token") -> Params:
 
 @dataclass(frozen=True)
 class Batch:
-    """Sentences padded to a common length L (section 2).
+    """B sentences padded to a common length L (section 2).
 
-    ids: (B, L) token ids, 0 in padding;  valid: (B, L) True on real tokens;
-    allowed: (B, L, L), True where query i may attend to key j: both are real
-    tokens and j != i.  Padding rows are all False, so they get zero weights.
+    ids: (B, L) token ids, 0 in padding;  valid: (B, L), True on the N real
+    tokens;  allowed: (B, L, L), True where query i may attend to key j (both
+    real tokens and j != i; padding rows are all False and get zero weights);
+    real: (N,) flat indices of the real tokens in a (B * L) stack;
+    targets: (N,) their token ids, the tokens to be predicted.
     """
     ids: np.ndarray
     valid: np.ndarray
     allowed: np.ndarray
+    real: np.ndarray
+    targets: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @property
     def n_predicted(self) -> int:
-        """The number of positions with a target: every real token."""
-        return int(self.valid.sum())
+        """N, the number of positions with a target: every real token."""
+        return len(self.targets)
 
 
 def make_batch(sentences) -> Batch:
-    """A :class:`Batch` of B sentences (strings or token lists), each checked by :func:`encode`."""
+    """A :class:`Batch` of B sentences (strings or token lists), each checked by :func:`encode` (section 2)."""
     id_lists = [encode(s) for s in sentences]
     if not id_lists:
         raise ValueError("a batch needs at least one sentence")
@@ -243,51 +248,72 @@ def make_batch(sentences) -> Batch:
     ids = np.zeros(valid.shape, dtype=np.intp)
     ids[valid] = np.concatenate(id_lists)
     allowed = valid[:, :, None] & valid[:, None, :] & ~np.eye(longest, dtype=bool)
-    return Batch(ids, valid, allowed)
+    return Batch(ids, valid, allowed, np.flatnonzero(valid), ids[valid])
 
 
 @dataclass
 class Forward:
-    """What a forward pass keeps for the backward pass (section 2); shapes for a batch."""
+    """What a forward pass keeps for the backward pass (section 2)."""
     embedded: np.ndarray   # (B, L, d)  X = E[ids]
     queries: np.ndarray    # (B, L, d)
     keys: np.ndarray       # (B, L, d)
     values: np.ndarray     # (B, L, d)
-    weights: np.ndarray    # (B, L, L)  the attention matrix, rows sum to 1 on real tokens
-    read: np.ndarray       # (B, L, d)  Z = weights @ values
-    probs: np.ndarray      # (B, L, V)  softmax of the read-out scores
-    loss: float            # -log(prob of the true token + 1e-12), summed over real tokens
+    weights: np.ndarray    # (B, L, L)  the attention matrix; rows of real tokens sum to 1
+    read: np.ndarray       # (N, d)     Z = weights @ values, at the real tokens only
+    probs: np.ndarray      # (N, V)     softmax of the read-out scores
+    loss: float            # -log(prob of the true token + 1e-12), summed over the N tokens
 
 
-def _query_inputs(params: Params, batch: Batch) -> np.ndarray:
-    """What W_Q multiplies, (B, L, d) or broadcastable to it: X, m or P[:L]."""
-    length = batch.ids.shape[1]
+def _query_inputs(params: Params, x: np.ndarray) -> np.ndarray:
+    """What W_Q multiplies: the embeddings X (B, L, d) themselves, m (d,), or P[:L] (L, d)."""
     if params.mask_embedding is not None:
-        return params.mask_embedding[None, None, :]
+        return params.mask_embedding
     if params.positions is not None:
+        length = x.shape[1]
         if length > len(params.positions):
             raise ValueError(f"the position query knows {len(params.positions)} positions, "
                              f"got a sentence of {length} tokens")
-        return params.positions[None, :length, :]
-    return params.E[batch.ids]
+        return params.positions[:length]
+    return x
+
+
+def _projections(params: Params) -> tuple[list[str], np.ndarray]:
+    """The projections that multiply X, side by side: (names, (d, 3d) or (d, 2d)).
+
+    K = X W_K and Vv = X W_V (and, for the "token" query, Q = X W_Q) share
+    their input, so one matrix product with [W_Q | W_K | W_V] makes all of them.
+    """
+    names = ["W_Q", "W_K", "W_V"] if params.query == "token" else ["W_K", "W_V"]
+    return names, np.concatenate([getattr(params, name) for name in names], axis=1)
+
+
+def _pieces(joined: np.ndarray) -> list[np.ndarray]:
+    """Undo the side-by-side joining: (..., k d) -> k views of shape (..., d)."""
+    return [joined[..., i:i + WIDTH] for i in range(0, joined.shape[-1], WIDTH)]
 
 
 def forward(params: Params, batch: Batch) -> Forward:
     """The head on every sentence of ``batch`` at once (section 2).
 
-    Q = (X, m or P) W_Q, K = X W_K, Vv = X W_V, A = softmax(Q Kᵀ / sqrt(d))
-    over the allowed keys, Z = A Vv, probabilities = softmax(Z W_O).
+    Q = (X, m or P) W_Q, K = X W_K, Vv = X W_V; A = softmax(Q Kᵀ / sqrt(d))
+    over the allowed keys; Z = A Vv; probabilities = softmax(Z W_O).  Returns
+    a :class:`Forward`: (B, L, ...) arrays up to the attention matrix A, then
+    (N, ...) arrays for the N real tokens, because padding rows are dropped
+    before the read-out, the costly step (V = 98 scores per token).
     """
-    shape = batch.ids.shape + (WIDTH,)
     x = params.E[batch.ids]                                            # (B, L, d)
-    q = np.broadcast_to(_query_inputs(params, batch) @ params.W_Q, shape)
-    k = x @ params.W_K
-    v = x @ params.W_V
+    names, joined = _projections(params)
+    projected = _pieces(x @ joined)                                    # X W_Q, X W_K, X W_V
+    k, v = projected[-2:]
+    if params.query == "token":
+        q = projected[0]
+    else:                                                              # the same m, or P_i, in every sentence
+        q = np.broadcast_to(_query_inputs(params, x) @ params.W_Q, x.shape)
     a = softmax(q @ k.swapaxes(1, 2) / np.sqrt(WIDTH), batch.allowed)  # (B, L, L)
-    z = a @ v
-    probs = softmax(z @ params.W_O)                                    # (B, L, V)
-    p_true = np.take_along_axis(probs, batch.ids[..., None], axis=-1)[..., 0]
-    loss = float(-np.log(p_true[batch.valid] + LOG_FLOOR).sum())
+    z = (a @ v).reshape(-1, WIDTH)[batch.real]                         # (N, d)
+    probs = softmax(z @ params.W_O)                                    # (N, V)
+    p_true = probs[np.arange(len(probs)), batch.targets]
+    loss = float(-np.log(p_true + LOG_FLOOR).sum())
     return Forward(x, q, k, v, a, z, probs, loss)
 
 
@@ -299,13 +325,14 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     Padding positions receive exactly zero gradient.
     """
     B, L = batch.ids.shape
-    flat = lambda t: t.reshape(B * L, -1)  # noqa: E731  (stack the sentences for one matrix product)
-    # probs = softmax(scores), loss = -sum log probs[true]: d loss / d scores = probs - onehot
-    g_scores = fwd.probs * batch.valid[..., None]                     # padding predicts nothing
-    g_scores[batch.valid, batch.ids[batch.valid]] -= 1.0
+    # probs = softmax(scores), loss = -sum log probs[target]  ->  d loss / d scores = probs - onehot
+    g_scores = fwd.probs.copy()                                       # (N, V)
+    g_scores[np.arange(len(g_scores)), batch.targets] -= 1.0
     # scores = Z W_O
-    g_W_O = flat(fwd.read).T @ flat(g_scores)
-    g_read = g_scores @ params.W_O.T
+    g_W_O = fwd.read.T @ g_scores
+    g_read = np.zeros((B * L, WIDTH))
+    g_read[batch.real] = g_scores @ params.W_O.T                      # padding rows stay 0
+    g_read = g_read.reshape(B, L, WIDTH)
     # Z = A Vv
     g_weights = g_read @ fwd.values.swapaxes(1, 2)
     g_values = fwd.weights.swapaxes(1, 2) @ g_read
@@ -314,31 +341,35 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     # S = Q Kᵀ / sqrt(d)
     g_queries = g_s @ fwd.keys / np.sqrt(WIDTH)
     g_keys = g_s.swapaxes(1, 2) @ fwd.queries / np.sqrt(WIDTH)
-    # K = X W_K and Vv = X W_V
-    g_W_K = flat(fwd.embedded).T @ flat(g_keys)
-    g_W_V = flat(fwd.embedded).T @ flat(g_values)
-    g_x = g_keys @ params.W_K.T + g_values @ params.W_V.T
-    grads = Params(E=np.zeros_like(params.E), W_Q=None, W_K=g_W_K, W_V=g_W_V, W_O=g_W_O)
-    # Q = (X, m or P) W_Q
-    if params.mask_embedding is not None:               # the same m at every position
+    grads = Params(E=np.zeros_like(params.E), W_Q=None, W_K=None, W_V=None, W_O=g_W_O)
+    # Q = m W_Q or P W_Q: every sentence's query at position i comes from the same vector
+    if params.mask_embedding is not None:
         g_q_total = g_queries.sum(axis=(0, 1))
         grads.W_Q = np.outer(params.mask_embedding, g_q_total)
         grads.mask_embedding = params.W_Q @ g_q_total
-    elif params.positions is not None:                  # position i of every sentence shares P[i]
+    elif params.positions is not None:
         g_q_per_position = g_queries.sum(axis=0)
         grads.W_Q = params.positions[:L].T @ g_q_per_position
         grads.positions = np.zeros_like(params.positions)
         grads.positions[:L] = g_q_per_position @ params.W_Q.T
-    else:                                               # the token's own embedding
-        grads.W_Q = flat(fwd.embedded).T @ flat(g_queries)
-        g_x = g_x + g_queries @ params.W_Q.T
-    # X = E[ids]: a repeated token adds the gradients of all its positions into one row
-    np.add.at(grads.E, batch.ids[batch.valid], g_x[batch.valid])
+    # X @ [W_Q | W_K | W_V] (W_Q only for the "token" query): the gradients of the joined
+    # product give all the weight gradients side by side, and X's from all paths at once
+    names, joined = _projections(params)
+    g_projected = np.concatenate(([g_queries] if params.query == "token" else []) + [g_keys, g_values], axis=-1)
+    g_projected = g_projected.reshape(B * L, -1)[batch.real]          # (N, 3d or 2d), real tokens only
+    x_real = fwd.embedded.reshape(B * L, WIDTH)[batch.real]           # (N, d)
+    for name, g_w in zip(names, _pieces(x_real.T @ g_projected)):
+        setattr(grads, name, g_w)
+    g_x = g_projected @ joined.T                                      # (N, d)
+    # X = E[ids]: a token that occurs twice adds both positions' gradients into its one row
+    # (np.add.at on the flattened table, one slot per number, is the fast form of this scatter-add)
+    slots = (batch.targets[:, None] * WIDTH + np.arange(WIDTH)).ravel()
+    np.add.at(grads.E.reshape(-1), slots, g_x.ravel())
     return grads
 
 
 def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
-    """(summed loss, its gradients) for ``batch`` (section 2)."""
+    """(summed loss over the N predicted tokens, its gradients shaped like ``params``) (section 2)."""
     fwd = forward(params, batch)
     return fwd.loss, backward(params, batch, fwd)
 
@@ -347,28 +378,39 @@ def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
 class Adam:
     """The demo's optimiser: lr 0.02, betas 0.9 and 0.999, eps 1e-8 (section 3).
 
-    Keeps a first and second moment per array; :meth:`step` updates
-    ``params`` in place with bias correction for the 1-based iteration count.
+    One first and one second moment per number.  To update every array with
+    a handful of vector operations, the constructor moves the arrays of
+    ``params`` into one flat buffer (their fields become views of it; their
+    values do not change).  :meth:`step` updates them in place, with bias
+    correction for the 1-based iteration count.
     """
 
     def __init__(self, params: Params, learning_rate: float = LEARNING_RATE,
                  beta1: float = BETA1, beta2: float = BETA2, epsilon: float = EPSILON):
         self.learning_rate, self.beta1, self.beta2, self.epsilon = learning_rate, beta1, beta2, epsilon
-        self.first = {name: np.zeros_like(a) for name, a in params.arrays().items()}
-        self.second = {name: np.zeros_like(a) for name, a in params.arrays().items()}
+        arrays = params.arrays()
+        self.flat = np.concatenate([a.ravel() for a in arrays.values()])
+        start = 0
+        for name, a in arrays.items():
+            setattr(params, name, self.flat[start:start + a.size].reshape(a.shape))
+            start += a.size
+        self.names = list(arrays)
+        self.first = np.zeros_like(self.flat)
+        self.second = np.zeros_like(self.flat)
         self.iteration = 0
 
-    def step(self, params: Params, grads: Params, n_sentences: int = 1) -> None:
-        """One update with gradient grads / n_sentences (the demo averages over sentences)."""
+    def step(self, grads: Params, n_sentences: int = 1) -> None:
+        """One update with the gradient grads / n_sentences (the demo averages over sentences)."""
         self.iteration += 1
         b1, b2 = self.beta1, self.beta2
-        for name, array in params.arrays().items():
-            g = getattr(grads, name) / n_sentences
-            self.first[name] = b1 * self.first[name] + (1 - b1) * g
-            self.second[name] = b2 * self.second[name] + (1 - b2) * (g * g)
-            first_hat = self.first[name] / (1 - b1 ** self.iteration)
-            second_hat = self.second[name] / (1 - b2 ** self.iteration)
-            array -= self.learning_rate * first_hat / (np.sqrt(second_hat) + self.epsilon)
+        g = np.concatenate([getattr(grads, name).ravel() for name in self.names]) / n_sentences
+        self.first *= b1
+        self.first += (1 - b1) * g
+        self.second *= b2
+        self.second += (1 - b2) * (g * g)
+        first_hat = self.first / (1 - b1 ** self.iteration)
+        second_hat = self.second / (1 - b2 ** self.iteration)
+        self.flat -= self.learning_rate * first_hat / (np.sqrt(second_hat) + self.epsilon)
 
 
 @dataclass
@@ -404,8 +446,6 @@ def train(seed: int = 0, epochs: int = EPOCHS, query: str = "token", sentences=N
     token_lists = [list(s) for s in SENTENCES] if sentences is None else _check_sentences(sentences)
     batch = make_batch(token_lists)
     params = init_params(seed, query)
-    if params.positions is not None and batch.ids.shape[1] > MAX_LEN:
-        raise ValueError(f"the position query knows {MAX_LEN} positions, got a sentence of {batch.ids.shape[1]} tokens")
     adam = Adam(params)
     curve = np.empty(epochs)
     iterations = range(epochs)
@@ -415,7 +455,7 @@ def train(seed: int = 0, epochs: int = EPOCHS, query: str = "token", sentences=N
     for t in iterations:
         loss, grads = loss_and_gradients(params, batch)
         curve[t] = loss / batch.n_predicted
-        adam.step(params, grads, len(batch))
+        adam.step(grads, len(batch))
     return TrainingResult(curve, params, query, seed, token_lists)
 
 
@@ -465,7 +505,7 @@ def write_csvs(result: TrainingResult, directory=".") -> tuple[Path, Path]:
 def predict(model, tokens) -> np.ndarray:
     """(n, V) probabilities of every vocabulary token at each position of one sentence (section 4)."""
     batch = make_batch([tokens])
-    return forward(_params(model), batch).probs[0]
+    return forward(_params(model), batch).probs
 
 
 def top1_accuracy(model, sentences=None) -> float:
@@ -480,4 +520,4 @@ def top1_accuracy(model, sentences=None) -> float:
         sentences = model.sentences
     batch = make_batch(_check_sentences(sentences))
     guesses = forward(_params(model), batch).probs.argmax(axis=-1)
-    return float(np.mean(guesses[batch.valid] == batch.ids[batch.valid]))
+    return float(np.mean(guesses == batch.targets))
