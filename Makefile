@@ -39,6 +39,7 @@ test-browser: $(READY)
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
+	$(BIN)/python bench/bench_udhr.py
 
 serve:
 	@test -d _build/html || { echo "No built book yet: run 'make book' first."; exit 1; }

@@ -8,19 +8,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import best_of  # noqa: E402
 
 import lesson_oracle  # noqa: E402  (the loop version, kept beside the tests)
 from lib import lesson  # noqa: E402
 
 
-def best_of(function, repeats: int) -> float:
-    function()                                   # warm-up: imports, caches, page faults
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -18,6 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import best_of  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -28,14 +31,6 @@ ITERATIONS = 200
 AGREEMENT = 80    # beyond ~100 iterations rounding differences grow chaotically
 
 
-def best_of(function, repeats: int) -> float:
-    function()                                   # warm-up: imports, caches
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def race() -> tuple[float, float]:

@@ -94,3 +94,27 @@ def distribution(ax, values: np.ndarray, highlights: dict[str, float], xlabel: s
     ax.set_ylabel("seeds")
     if highlights:
         ax.legend(loc="upper left")
+
+
+def heatmap(ax, weights: np.ndarray, row_labels, col_labels, title: str = "", colorbar: bool = True,
+            vmax: float | None = 1.0) -> None:
+    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part II)."""
+    image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    ax.grid(False)
+    ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
+
+
+def loss_curve(ax, curve: np.ndarray, label: str | None = None, colour: str = RUNS[0]) -> None:
+    """A training curve on a log scale (iterations counted from 1)."""
+    ax.plot(np.arange(1, len(curve) + 1), curve, color=colour, lw=1.2, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("loss per predicted token")
+    if label:
+        ax.legend(loc="upper right")

@@ -10,7 +10,8 @@ per control), ``render(**choice)`` drawing a matplotlib figure, and
   with no kernel and nothing fetched from elsewhere.
 
 The Part I widgets (:func:`drop_a_step`, :func:`change_the_seed`,
-:func:`pick_an_example`) are built from these two.
+:func:`pick_an_example`) and the Part II widgets (:func:`pick_a_sentence`,
+:func:`udhr_seed`, :func:`query_variant`) are built from these two.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import lesson, plots
+from . import lesson, plots, udhr
 
 
 # ------------------------------------------------------------------ the mechanism
@@ -306,3 +307,165 @@ def pick_an_example(static: bool = False):
     import ipywidgets as w
     return live({"example": w.IntSlider(0, 0, EXAMPLE_COUNT - 1, description="example")},
                 _render_example, describe_example)
+
+
+# ------------------------------------------------------------------ Part II
+TWIN_UDHR_SEEDS = list(range(6))
+
+
+_UDHR_RUNS: dict = {}
+
+
+def udhr_run(seed: int = 0, query: str = "token", progress: bool = False) -> "udhr.TrainingResult":
+    """The UDHR head trained for 4000 iterations, computed once per (seed, query) (Part II, section 3).
+
+    ``progress`` shows a bar when the head has to be trained (about two seconds).
+    """
+    key = (udhr.rng.check_seed(seed), udhr.check_query(query))
+    if key not in _UDHR_RUNS:
+        _UDHR_RUNS[key] = udhr.train(key[0], query=key[1], progress=progress)
+    return _UDHR_RUNS[key]
+
+
+def sentence_report(index: int, seed: int = 0, query: str = "token") -> dict:
+    """One corpus sentence through a trained head (Part II, section 4).
+
+    Returns tokens (n,), weights (n, n), predicted (n,) token strings, p_true
+    (n,), heaviest (n,) key index per query, and effect (n,): how far p_true
+    moves when that heaviest key is dropped and the rest renormalised.
+    """
+    index = lesson.check_example(index, len(udhr.SENTENCES))
+    tokens = udhr.SENTENCES[index]
+    run = udhr_run(udhr.rng.check_seed(seed), udhr.check_query(query))
+    weights = udhr.attention_weights(run, tokens)
+    probs = udhr.predict(run, tokens)
+    ids = np.array(udhr.encode(tokens))
+    heaviest = weights.argmax(axis=1)
+    effects = udhr.removal_effects(run, tokens)
+    rows = np.arange(len(tokens))
+    return {"tokens": tokens, "weights": weights, "predicted": udhr.decode(probs.argmax(axis=1)),
+            "p_true": probs[rows, ids], "heaviest": heaviest, "effect": effects[rows, heaviest]}
+
+
+def _render_sentence(sentence: int):
+    r = sentence_report(sentence)
+    n = len(r["tokens"])
+    fig, axes = plots.figure(2, 1, width=10.5, height=0.28 * n + 2.2, gridspec_kw={"width_ratios": [3, 2]})
+    plots.heatmap(axes[0], r["weights"], r["tokens"], r["tokens"], title=f"sentence {sentence}: attention weights")
+    rows = np.arange(n)
+    axes[1].barh(rows - 0.2, r["p_true"], 0.4, color=plots.RUNS[0], label="p(true token)")
+    axes[1].barh(rows + 0.2, r["effect"], 0.4, color=plots.AFTER, label="|Δp| without heaviest key")
+    axes[1].set_yticks(rows, [f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])], fontsize=8)
+    axes[1].invert_yaxis()
+    axes[1].set_xlim(0, 1)
+    axes[1].grid(axis="x", color=plots.GRID)
+    axes[1].set_title("prediction; heaviest key removed")
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=2, fontsize=8)
+    return fig
+
+
+def describe_sentence(sentence: int) -> str:
+    r = sentence_report(sentence)
+    lines = [f"sentence {sentence}: " + " ".join(r["tokens"])]
+    for i, token in enumerate(r["tokens"]):
+        key = r["tokens"][r["heaviest"][i]]
+        lines.append(f"{token:>14} -> {r['predicted'][i]:<14} p(true) {r['p_true'][i]:.3f}; heaviest key "
+                     f"{key!r} ({r['weights'][i, r['heaviest'][i]]:.2f}); dropping it moves p(true) by {r['effect'][i]:.3f}")
+    return "\n".join(lines)
+
+
+def robust_sentence_summary(index: int, seed: int = 0) -> str:
+    """The part of :func:`describe_sentence` that survives a change of machine: which tokens are recalled."""
+    r = sentence_report(index, seed)
+    right = sum(p == t for p, t in zip(r["predicted"], r["tokens"]))
+    return (f"sentence {index}, token query, seed {seed}: {right} of {len(r['tokens'])} tokens recalled "
+            f"({' '.join(r['tokens'])})")
+
+
+def _render_udhr_seed(seed: int):
+    run = udhr_run(seed)
+    fig, axes = plots.figure(2, 1, width=10.5, height=3.8)
+    plots.loss_curve(axes[0], run.loss_curve)
+    axes[0].set_title(f"seed {seed}: training loss")
+    plots.heatmap(axes[1], udhr.attention_weights(run), udhr.DISPLAY, udhr.DISPLAY, title="display sentence")
+    return fig
+
+
+def describe_udhr_seed(seed: int) -> str:
+    """What the seed explorer prints: the measured loss at the start, and coarse facts about the end.
+
+    Past a few hundred iterations training is chaotic (Part II, section 4): the
+    last digits of a trained head depend on the machine, so only robust
+    statements about the final loss are printed.
+    """
+    run = udhr_run(seed)
+    curve = run.loss_curve
+    verdict = "below 0.1" if curve[-1] < 0.1 else "above 0.1"
+    return (f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, {curve[79]:.4f} at iteration 80, "
+            f"{verdict} at iteration {len(curve)}; training sentences recalled perfectly: "
+            f"{udhr.top1_accuracy(run) == 1.0}")
+
+
+def _render_query_variants(sentence: int):
+    tokens = udhr.SENTENCES[lesson.check_example(sentence, len(udhr.SENTENCES))]
+    n = len(tokens)
+    fig, axes = plots.figure(2, 1, width=11, height=0.26 * n + 2.6)
+    for ax, query in zip(axes, ("token", "mask")):
+        run = udhr_run(0, query)
+        plots.heatmap(ax, udhr.attention_weights(run, tokens), tokens, tokens, colorbar=query == "mask",
+                      title=f"{query} query (top-1 on training sentences {udhr.top1_accuracy(run):.2f})")
+    return fig
+
+
+def describe_query_variants(sentence: int) -> str:
+    tokens = udhr.SENTENCES[lesson.check_example(sentence, len(udhr.SENTENCES))]
+    lines = [f"sentence {sentence}: " + " ".join(tokens)]
+    ids = np.array(udhr.encode(tokens))
+    for query in ("token", "mask"):
+        probs = udhr.predict(udhr_run(0, query), tokens)
+        right = int((probs.argmax(axis=1) == ids).sum())
+        lines.append(f"{query:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
+                     f"final training loss {udhr_run(0, query).loss_curve[-1]:.2g}")
+    return "\n".join(lines)
+
+
+def pick_a_sentence(static: bool = False):
+    """Any of the 16 sentences: its heat map, each query token's top prediction and the effect of its heaviest key."""
+    if static:
+        return static_twin("pick-a-sentence", {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))},
+                           _render_sentence, describe_sentence,
+                           alt="A heat map of the chosen sentence's attention weights, query tokens as rows and "
+                               "key tokens as columns, and bars of each token's predicted probability and of the "
+                               "change when its heaviest key is removed.")
+    import ipywidgets as w
+    return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
+                _render_sentence, describe_sentence)
+
+
+def udhr_seed(static: bool = False):
+    """Retrain the head from another seed (about 2 s, with a progress bar): loss curve and display heat map."""
+    if static:
+        return static_twin("udhr-seed", {"seed": Control("seed", TWIN_UDHR_SEEDS)},
+                           _render_udhr_seed, describe_udhr_seed,
+                           alt="The training loss curve of the head trained from the chosen seed, on a log scale, "
+                               "and the attention heat map of the display sentence.")
+    import ipywidgets as w
+
+    def render(seed):
+        udhr_run(seed, progress=True)            # trains (with a bar) unless this seed is cached
+        return _render_udhr_seed(seed)
+    return live({"seed": w.BoundedIntText(0, min=0, max=2**32 - 1, description="seed")},
+                render, describe_udhr_seed)
+
+
+def query_variant(static: bool = False):
+    """The token query and the mask query side by side, on any sentence."""
+    if static:
+        return static_twin("query-variant", {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))},
+                           _render_query_variants, describe_query_variants,
+                           alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
+                               "whose query is built from the token itself, on the right the head whose query "
+                               "cannot see the token.")
+    import ipywidgets as w
+    return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
+                _render_query_variants, describe_query_variants)

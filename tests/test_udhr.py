@@ -5,7 +5,7 @@ import pytest
 
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
-from lib import udhr
+from lib import attention, udhr
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
@@ -201,3 +201,207 @@ def test_csv_files(tmp_path):
     assert weight_lines[1] == "0.000000,0.000000,0.000000"          # the masked diagonal
     table = np.loadtxt(weights_path, delimiter=",", skiprows=1)
     np.testing.assert_allclose(table[:, 2], udhr.attention_weights(result).ravel(), atol=5e-7)
+
+
+# --------------------------------------------------------------- section 4: what the memory remembers
+def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
+    plain = udhr.train(seed=0, epochs=30)
+    zero = udhr.train(seed=0, epochs=30, nudge=0.0)
+    assert np.array_equal(plain.loss_curve, zero.loss_curve)
+    for name, array in plain.params.arrays().items():
+        assert np.array_equal(array, getattr(zero.params, name)), name
+    nudged = udhr.train(seed=0, epochs=30, nudge=1e-6)
+    assert not np.array_equal(plain.loss_curve, nudged.loss_curve)
+    assert abs(nudged.loss_curve[0] - plain.loss_curve[0]) < 1e-5        # a tiny push, not a new start
+
+
+@pytest.mark.parametrize("nudge", [float("nan"), float("inf"), "1e-12", True, None])
+def test_a_bad_nudge_is_refused(nudge):
+    with pytest.raises(ValueError, match="nudge must be a finite real number"):
+        udhr.train(epochs=1, nudge=nudge)
+
+
+def _spiky_curve():
+    """A falling curve with a wobbling spike at iteration 101, a bump at 201 and a spike from 301 on."""
+    curve = np.geomspace(1.0, 1e-3, 400)
+    best = curve[99]
+    curve[100:103] = best * np.array([30.0, 8.0, 20.0])   # wobbles across 10x: still one spike
+    curve[103:130] = best * np.linspace(5.0, 1.5, 27)      # back below 2x at iteration 126
+    curve[200] = curve[199] * 5.0                           # a bump, under 10x
+    curve[300:] = curve[299] * 12.0                         # climbs and never comes back
+    return curve
+
+
+def test_loss_spikes_counts_each_excursion_once_at_its_start():
+    curve = _spiky_curve()
+    spikes = udhr.loss_spikes(curve)
+    assert spikes.dtype.kind == "i" and spikes.tolist() == [101, 301]
+    assert udhr.loss_spikes(curve, factor=4.0, recovery=2.0).tolist() == [101, 201, 301]
+    assert udhr.loss_spikes(np.geomspace(1.0, 1e-3, 50)).size == 0
+    assert udhr.loss_spikes([1e-3, 5.0, 1.0]).tolist() == [2]             # the first iteration never spikes
+    assert udhr.loss_spikes([7.0]).size == 0
+
+
+@pytest.mark.parametrize("curve, kwargs, message", [
+    (np.ones((2, 3)), {}, "one-dimensional"),
+    ("1, 2", {}, "one-dimensional"),
+    ([1.0, 0.0, 2.0], {}, "positive finite"),
+    ([1.0, float("nan")], {}, "positive finite"),
+    ([1.0, 2.0], {"factor": 2.0, "recovery": 2.0}, "factor > recovery >= 1"),
+    ([1.0, 2.0], {"recovery": 0.5}, "factor > recovery >= 1"),
+    ([1.0, 2.0], {"factor": "10"}, "factor must be a finite real number"),
+])
+def test_loss_spikes_refuses_bad_input(curve, kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        udhr.loss_spikes(curve, **kwargs)
+
+
+def test_folds_hold_out_every_sentence_but_the_display_one_exactly_once():
+    assert len(udhr.FOLDS) == 5 and all(len(fold) == 3 for fold in udhr.FOLDS)
+    held = [i for fold in udhr.FOLDS for i in fold]
+    assert sorted(held) == list(range(1, 16))
+    assert udhr.SENTENCES[udhr.ALWAYS_TRAINED] == udhr.DISPLAY and udhr.ALWAYS_TRAINED not in held
+
+
+# Worked by hand.  Counts: the 3; no, one, right 2; the rest 1.  Sentences holding
+# "no": the first two; "shall": the first; "life": the third.
+TINY_TRAINING = [["no", "one", "shall", "be", "held"], ["no", "one", "has", "the", "right"],
+                 ["the", "right", "to", "life", "the"]]
+
+
+def test_the_baselines_on_a_case_worked_by_hand():
+    assert udhr.most_frequent_token(TINY_TRAINING) == "the"
+    assert udhr.most_frequent_token([["no", "one"], ["one", "no"]]) == "no"       # a tie: alphabet
+    # position 0 ("no"): shall + life give 1 to nine tokens -> most frequent, "the";
+    # position 1 ("shall"): no + life give 2 to no, one, the, right -> "the" (3 occurrences);
+    # position 2 ("life"): no + shall give 3 to no and one (2 each) -> alphabet, "no".
+    assert udhr.cooccurrence_guesses(TINY_TRAINING, ["no", "shall", "life"]) == ["the", "the", "no"]
+    # nothing held out co-occurs with anything: every seen token scores 0, unseen ones are never guessed
+    assert udhr.cooccurrence_guesses(TINY_TRAINING, ["education", "liberty"]) == ["the", "the"]
+    with pytest.raises(ValueError, match="VOCAB"):
+        udhr.cooccurrence_guesses(TINY_TRAINING, ["no", "unicorns"])
+    with pytest.raises(ValueError, match="at least one sentence"):
+        udhr.most_frequent_token([])
+
+
+def test_swapped_queries_come_from_the_next_token_within_each_sentence():
+    batch = udhr.make_batch([["everyone", "has", "the", "right"], ["no", "one", "shall"]])
+    ids = {w: udhr.TOKEN_ID[w] for w in ["everyone", "has", "the", "right", "no", "one", "shall"]}
+    expected_next = [[ids["has"], ids["the"], ids["right"], ids["everyone"]], [ids["one"], ids["shall"], ids["no"], 0]]
+    expected_prev = [[ids["right"], ids["everyone"], ids["has"], ids["the"]], [ids["shall"], ids["no"], ids["one"], 0]]
+    assert udhr.swapped_query_ids(batch, "next").tolist() == expected_next
+    assert udhr.swapped_query_ids(batch, "previous").tolist() == expected_prev
+    with pytest.raises(ValueError, match="unknown swap 'random'"):
+        udhr.swapped_query_ids(batch, "random")
+
+
+def test_the_swap_only_moves_the_queries(trained):
+    params = trained.params
+    batch = udhr.make_batch(SMALL)
+    plain = udhr.forward(params, batch)
+    same = udhr.forward(params, batch, batch.ids)                  # the true tokens as query ids: no change
+    np.testing.assert_allclose(same.probs, plain.probs, rtol=0, atol=1e-12)
+    swapped = udhr.forward(params, batch, udhr.swapped_query_ids(batch))
+    assert np.array_equal(swapped.keys, plain.keys) and np.array_equal(swapped.values, plain.values)
+    want = float(np.mean(swapped.probs.argmax(axis=-1) == batch.targets))
+    assert udhr.swapped_top1(trained, SMALL) == want
+    # the trained head names almost every token, and almost none once its query sees another token
+    assert udhr.top1_accuracy(trained) > 0.9 > 0.2 > udhr.swapped_top1(trained)
+
+
+def test_the_swap_is_refused_for_queries_that_never_read_their_token():
+    for query in ("mask", "position"):
+        params = udhr.init_params(0, query)
+        with pytest.raises(ValueError, match="never reads the token"):
+            udhr.swapped_top1(params, SMALL)
+        batch = udhr.make_batch(SMALL)
+        with pytest.raises(ValueError, match="no token to swap"):
+            udhr.forward(params, batch, batch.ids)
+    params, batch = udhr.init_params(0), udhr.make_batch(SMALL)
+    with pytest.raises(ValueError, match="shaped like the batch"):
+        udhr.forward(params, batch, batch.ids[:, :2])
+    with pytest.raises(ValueError, match="must lie in"):
+        udhr.forward(params, batch, batch.ids + 200)
+    with pytest.raises(ValueError, match="remembers its own"):
+        udhr.swapped_top1(params)
+
+
+@pytest.mark.parametrize("query", udhr.QUERIES)
+def test_removal_effects_match_a_direct_recomputation(trained, query):
+    params = trained.params if query == "token" else udhr.init_params(5, query)
+    effects = udhr.removal_effects(params, udhr.DISPLAY)
+    assert effects.shape == (12, 12) and np.all(np.diag(effects) == 0.0) and np.all(effects >= 0)
+    ids = np.array(udhr.encode(udhr.DISPLAY))
+    fwd = udhr.forward(params, udhr.make_batch([udhr.DISPLAY]))
+    scores = fwd.queries[0] @ fwd.keys[0].T / np.sqrt(udhr.WIDTH)
+    for i, j in [(3, 7), (6, 10), (11, 0)]:
+        allowed = np.ones(12, dtype=bool)
+        allowed[[i, j]] = False
+        weights = attention.softmax(scores[i], allowed)
+        p_without = attention.softmax(weights @ fwd.values[0] @ params.W_O)[ids[i]]
+        assert effects[i, j] == pytest.approx(abs(p_without - fwd.probs[i, ids[i]]), abs=1e-12)
+
+
+def test_removing_the_only_key_leaves_a_uniform_guess(trained):
+    tokens = ["everyone", "has"]
+    effects = udhr.removal_effects(trained, tokens)
+    p_true = udhr.predict(trained, tokens)[[0, 1], udhr.encode(tokens)]
+    np.testing.assert_allclose(effects, [[0, abs(1 / 98 - p_true[0])], [abs(1 / 98 - p_true[1]), 0]], atol=1e-15)
+    with pytest.raises(ValueError, match="TrainingResult"):
+        udhr.removal_effects("model", tokens)
+    with pytest.raises(ValueError, match="VOCAB"):
+        udhr.removal_effects(trained, ["everyone", "unicorns"])
+
+
+@pytest.fixture(scope="module")
+def heldout():
+    return udhr.heldout_experiment(seed=1, epochs=3, queries=("token", "mask"))
+
+
+def test_heldout_experiment_scores_every_held_out_position(heldout):
+    assert heldout["folds"] == udhr.FOLDS and heldout["queries"] == ("token", "mask")
+    lengths = [sum(len(udhr.SENTENCES[i]) for i in fold) for fold in udhr.FOLDS]
+    assert heldout["positions"].tolist() == lengths
+    assert set(heldout["per_fold"]) == set(heldout["mean"]) == {
+        "token", "mask", "token_swapped", "most_frequent", "cooccurrence"}
+    for method, per_fold in heldout["per_fold"].items():
+        assert per_fold.shape == (5,) and np.all((0 <= per_fold) & (per_fold <= 1)), method
+        pooled = float(per_fold @ heldout["positions"] / sum(lengths))
+        assert heldout["mean"][method] == pytest.approx(pooled)
+    # fold 2 by hand: the same training, the same scores
+    fold = udhr.FOLDS[2]
+    training = [s for i, s in enumerate(udhr.SENTENCES) if i not in fold]
+    held = [udhr.SENTENCES[i] for i in fold]
+    result = udhr.train(seed=1, epochs=3, query="token", sentences=training)
+    assert heldout["per_fold"]["token"][2] == udhr.top1_accuracy(result, held)
+    assert heldout["per_fold"]["token_swapped"][2] == udhr.swapped_top1(result, held)
+    frequent = udhr.most_frequent_token(training)
+    targets = [w for s in held for w in s]
+    assert heldout["per_fold"]["most_frequent"][2] == np.mean([w == frequent for w in targets])
+    guesses = [w for s in held for w in udhr.cooccurrence_guesses(training, s)]
+    assert heldout["per_fold"]["cooccurrence"][2] == np.mean(np.array(guesses) == np.array(targets))
+    seen = {w for s in training for w in s}
+    assert heldout["unseen_share"][2] == np.mean([w not in seen for w in targets])
+    assert 0 < heldout["unseen_share_mean"] < 1
+
+
+def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
+    quiet = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",))
+    shown = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",), progress=True)
+    assert set(quiet["per_fold"]) == {"mask", "most_frequent", "cooccurrence"}
+    for method in quiet["per_fold"]:
+        assert np.array_equal(quiet["per_fold"][method], shown["per_fold"][method])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"queries": ()}, "each once"),
+    ({"queries": ("token", "token")}, "each once"),
+    ({"queries": "token"}, "tuple of query names"),
+    ({"queries": ("keys",)}, "unknown query 'keys'"),
+    ({"progress": "yes"}, "progress must be True or False"),
+    ({"epochs": 0}, "epochs must be a positive integer"),
+    ({"seed": -1}, "seed must be an integer"),
+])
+def test_heldout_experiment_refuses_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        udhr.heldout_experiment(**{"epochs": 1, **kwargs})

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from lib import lesson, widgets
+from lib import lesson, udhr, widgets
 
 
 def tiny_render(a, b):
@@ -66,5 +66,26 @@ def test_seed_report_reproduces_the_lessons_first_run():
     (lambda: widgets.seed_report("seven"), "seed"),
 ])
 def test_widget_functions_refuse_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_sentence_report_matches_the_udhr_library():
+    report = widgets.sentence_report(3)
+    tokens = report["tokens"]
+    run = widgets.udhr_run(0)
+    np.testing.assert_allclose(report["weights"], udhr.attention_weights(run, tokens))
+    rows = np.arange(len(tokens))
+    np.testing.assert_allclose(report["effect"], udhr.removal_effects(run, tokens)[rows, report["heaviest"]])
+    assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
+    assert "tokens recalled" in widgets.robust_sentence_summary(3)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: widgets.sentence_report(16), "example index"),
+    (lambda: widgets.sentence_report(0, query="words"), "unknown query"),
+    (lambda: widgets.udhr_run(-1), "seed"),
+])
+def test_part_two_widget_functions_refuse_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
