@@ -1,6 +1,6 @@
 """Part II: a single self-attention head, trained by hand as an associative memory.
 
-Section 1, "The corpus and its tokens": :data:`CORPUS`, :func:`tokenize`,
+Section 1, "The corpus and its tokens": :data:`ARTICLES`, :data:`CORPUS`, :func:`tokenize`,
 :data:`SENTENCES`, :data:`VOCAB`, :data:`DISPLAY` and :func:`encode`.
 Section 2, "One head, by hand": :class:`Params`, :func:`init_params`,
 :func:`make_batch`, :func:`forward` and :func:`backward`, every backward line
@@ -44,25 +44,26 @@ from .attention import drop_each_step, softmax, softmax_backward
 
 # --------------------------------------------------------------- section 1
 # Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
-# the UN in 1948 as resolution 217 A; public domain), one to a line.
-CORPUS = """
-All human beings are born free and equal in dignity and rights.
-They are endowed with reason and conscience and should act towards one another in a spirit of brotherhood.
-Everyone has the right to life, liberty and security of person.
-No one shall be held in slavery or servitude.
-Slavery and the slave trade shall be prohibited in all their forms.
-No one shall be subjected to torture or to cruel, inhuman or degrading treatment or punishment.
-Everyone has the right to recognition everywhere as a person before the law.
-All are equal before the law and are entitled without any discrimination to equal protection of the law.
-No one shall be subjected to arbitrary arrest, detention or exile.
-Everyone has the right to freedom of movement and residence within the borders of each state.
-Everyone has the right to own property alone as well as in association with others.
-No one shall be arbitrarily deprived of his property.
-Everyone has the right to freedom of thought, conscience and religion.
-Everyone has the right to freedom of opinion and expression.
-Everyone has the right to rest and leisure, including reasonable limitation of working hours and periodic holidays with pay.
-Everyone has the right to education.
-"""
+# the UN in 1948 as resolution 217 A; public domain), each with its article number.
+ARTICLES: list[tuple[int, str]] = [
+    (1, 'All human beings are born free and equal in dignity and rights.'),
+    (1, 'They are endowed with reason and conscience and should act towards one another in a spirit of brotherhood.'),
+    (3, 'Everyone has the right to life, liberty and security of person.'),
+    (4, 'No one shall be held in slavery or servitude.'),
+    (4, 'Slavery and the slave trade shall be prohibited in all their forms.'),
+    (5, 'No one shall be subjected to torture or to cruel, inhuman or degrading treatment or punishment.'),
+    (6, 'Everyone has the right to recognition everywhere as a person before the law.'),
+    (7, 'All are equal before the law and are entitled without any discrimination to equal protection of the law.'),
+    (9, 'No one shall be subjected to arbitrary arrest, detention or exile.'),
+    (13, 'Everyone has the right to freedom of movement and residence within the borders of each state.'),
+    (17, 'Everyone has the right to own property alone as well as in association with others.'),
+    (17, 'No one shall be arbitrarily deprived of his property.'),
+    (18, 'Everyone has the right to freedom of thought, conscience and religion.'),
+    (19, 'Everyone has the right to freedom of opinion and expression.'),
+    (24, 'Everyone has the right to rest and leisure, including reasonable limitation of working hours and periodic holidays with pay.'),
+    (26, 'Everyone has the right to education.'),
+]
+CORPUS = "\n".join(sentence for _, sentence in ARTICLES)   # one sentence to a line
 
 WIDTH = 24                  # d: embedding, query, key and value size
 INIT_SCALE = 0.1            # every initial weight is 0.1 * a standard normal draw
