@@ -40,8 +40,10 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """
     scores = np.asarray(scores, dtype=float)
     if mask is None:                      # the common case, without the guards below
-        exp = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        return exp / _row_sums(exp)
+        exp = scores - scores.max(axis=-1, keepdims=True)
+        np.exp(exp, out=exp)              # in place: one temporary instead of three
+        exp /= _row_sums(exp)
+        return exp
     mask = _as_mask(mask, scores.shape)
     scores = np.where(mask, scores, -np.inf)
     top = scores.max(axis=-1, keepdims=True)

@@ -557,7 +557,7 @@ ALWAYS_TRAINED = 0       # the DISPLAY sentence is in every training fold
 # holds three sentences from the start, middle and end of the corpus.
 FOLDS: tuple[tuple[int, ...], ...] = tuple(tuple(range(1 + f, len(SENTENCES), 5)) for f in range(5))
 SWAPS = ("next", "previous")
-METHODS = ("token", "position", "mask", "token_swapped", "most_frequent", "cooccurrence")
+METHODS = ("token", "position", "mask", "token_swapped", "most_frequent", "positional", "cooccurrence")
 
 
 def predict(model, tokens) -> np.ndarray:
@@ -680,6 +680,30 @@ def most_frequent_token(sentences) -> str:
     return VOCAB[int(counts.argmax())]
 
 
+def positional_guesses(sentences, length: int) -> list[str]:
+    """Section 4's positional baseline: for each position i < ``length``, the training token most often at i.
+
+    Counts every training sentence long enough to have a position i; ties go
+    to the token that occurs more often in ``sentences`` overall, then to the
+    alphabetically first.  Where no training sentence is that long, the guess
+    is :func:`most_frequent_token`.  Returns ``length`` tokens.
+    """
+    training = [encode(s) for s in _check_sentences(sentences)]
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    V = len(VOCAB)
+    overall = np.bincount(np.concatenate(training), minlength=V)
+    at = np.zeros((int(length), V), dtype=np.int64)                       # (length, V) counts per position
+    for ids in training:
+        reach = min(len(ids), int(length))
+        at[np.arange(reach), ids[:reach]] += 1
+    tie_rank = np.empty(V, dtype=np.int64)
+    tie_rank[np.lexsort((np.arange(V), -overall))] = np.arange(V)       # best tie-break first
+    key = at * V + (V - 1 - tie_rank)
+    key[at.sum(axis=1) == 0] = (V - 1 - tie_rank)                         # nobody that long: overall favourite
+    return decode(key.argmax(axis=1))
+
+
 def cooccurrence_guesses(sentences, tokens) -> list[str]:
     """Section 4's second baseline: one guess per position of ``tokens``, from co-occurrence counts.
 
@@ -741,6 +765,8 @@ def heldout_experiment(seed: int = 0, epochs: int = EPOCHS, queries=("token", "p
       (:func:`swapped_top1`, swap="next");
     - "most_frequent": always guess :func:`most_frequent_token` of the 13
       training sentences;
+    - "positional": :func:`positional_guesses`, the training token most often
+      found at each position;
     - "cooccurrence": :func:`cooccurrence_guesses` from the 13 sentences.
 
     Returns a dict with
@@ -761,7 +787,7 @@ def heldout_experiment(seed: int = 0, epochs: int = EPOCHS, queries=("token", "p
     """
     seed, epochs = _check_seed(seed), _check_epochs(epochs)
     queries, progress = _check_queries(queries), _check_flag(progress, "progress")
-    methods = [m for m in METHODS if m in queries or m in ("most_frequent", "cooccurrence")
+    methods = [m for m in METHODS if m in queries or m in ("most_frequent", "positional", "cooccurrence")
                or (m == "token_swapped" and "token" in queries)]
     hits = {m: np.zeros(len(FOLDS), dtype=np.int64) for m in methods}
     positions = np.zeros(len(FOLDS), dtype=np.int64)
@@ -781,6 +807,8 @@ def heldout_experiment(seed: int = 0, epochs: int = EPOCHS, queries=("token", "p
         hits["most_frequent"][f] = np.count_nonzero(batch.targets == frequent)
         guesses = np.concatenate([encode(cooccurrence_guesses(training, s)) for s in heldout])
         hits["cooccurrence"][f] = np.count_nonzero(guesses == batch.targets)
+        by_position = np.concatenate([encode(positional_guesses(training, len(s))) for s in heldout])
+        hits["positional"][f] = np.count_nonzero(by_position == batch.targets)
         for query in queries:
             params = train(seed, epochs, query, sentences=training, nudge=nudge).params
             hits[query][f] = np.count_nonzero(forward(params, batch).probs.argmax(axis=-1) == batch.targets)

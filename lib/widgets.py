@@ -375,11 +375,12 @@ def describe_sentence(sentence: int) -> str:
 
 
 def robust_sentence_summary(index: int, seed: int = 0) -> str:
-    """The part of :func:`describe_sentence` that survives a change of machine: which tokens are recalled."""
-    r = sentence_report(index, seed)
-    right = sum(p == t for p, t in zip(r["predicted"], r["tokens"]))
-    return (f"sentence {index}, token query, seed {seed}: {right} of {len(r['tokens'])} tokens recalled "
-            f"({' '.join(r['tokens'])})")
+    """The part of the sentence explorer that survives a change of machine (Part II, section 4)."""
+    tokens = udhr.SENTENCES[lesson.check_example(index, len(udhr.SENTENCES))]
+    run = udhr_run(seed)
+    return (f"sentence {index} ({len(tokens)} tokens): {' '.join(tokens)}\n"
+            f"the head shown (token query, seed {seed}) recalls at least 0.8 of all training tokens: "
+            f"{udhr.top1_accuracy(run) >= 0.8}")
 
 
 def _render_udhr_seed(seed: int):
@@ -394,16 +395,18 @@ def _render_udhr_seed(seed: int):
 def describe_udhr_seed(seed: int) -> str:
     """What the seed explorer prints: the measured loss at the start, and coarse facts about the end.
 
-    Past a few hundred iterations training is chaotic (Part II, section 4): the
-    last digits of a trained head depend on the machine, so only robust
-    statements about the final loss are printed.
+    Training is chaotic (Part II, section 4): the last digits of a trained head
+    depend on the machine, so only statements that survive a 1e-12 nudge of
+    the initial weights are printed about the end of training.
     """
     run = udhr_run(seed)
     curve = run.loss_curve
-    verdict = "below 0.1" if curve[-1] < 0.1 else "above 0.1"
-    return (f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, {curve[79]:.4f} at iteration 80, "
-            f"{verdict} at iteration {len(curve)}; training sentences recalled perfectly: "
-            f"{udhr.top1_accuracy(run) == 1.0}")
+    return (f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, {curve[79]:.4f} at iteration 80; "
+            f"at iteration {len(curve)}: below 0.5 {curve[-1] < 0.5}, "
+            f"at least 0.8 of the training tokens recalled {udhr.top1_accuracy(run) >= 0.8}")
+
+
+_QUERY_NAMES = {"token": "token", "mask": "blank", "position": "position"}   # as Part II, section 4 names them
 
 
 def _render_query_variants(sentence: int):
@@ -413,7 +416,7 @@ def _render_query_variants(sentence: int):
     for ax, query in zip(axes, ("token", "mask")):
         run = udhr_run(0, query)
         plots.heatmap(ax, udhr.attention_weights(run, tokens), tokens, tokens, colorbar=query == "mask",
-                      title=f"{query} query (top-1 on training sentences {udhr.top1_accuracy(run):.2f})")
+                      title=f"{_QUERY_NAMES[query]} query (top-1 on training sentences {udhr.top1_accuracy(run):.2f})")
     return fig
 
 
@@ -424,7 +427,7 @@ def describe_query_variants(sentence: int) -> str:
     for query in ("token", "mask"):
         probs = udhr.predict(udhr_run(0, query), tokens)
         right = int((probs.argmax(axis=1) == ids).sum())
-        lines.append(f"{query:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
+        lines.append(f"{_QUERY_NAMES[query]:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
                      f"final training loss {udhr_run(0, query).loss_curve[-1]:.2g}")
     return "\n".join(lines)
 
@@ -459,13 +462,13 @@ def udhr_seed(static: bool = False):
 
 
 def query_variant(static: bool = False):
-    """The token query and the mask query side by side, on any sentence."""
+    """The token query and the blank (query="mask") query side by side, on any sentence."""
     if static:
         return static_twin("query-variant", {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))},
                            _render_query_variants, describe_query_variants,
                            alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
                                "whose query is built from the token itself, on the right the head whose query "
-                               "cannot see the token.")
+                               "is one shared blank vector that cannot see the token.")
     import ipywidgets as w
     return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
                 _render_query_variants, describe_query_variants)

@@ -363,7 +363,7 @@ def test_heldout_experiment_scores_every_held_out_position(heldout):
     lengths = [sum(len(udhr.SENTENCES[i]) for i in fold) for fold in udhr.FOLDS]
     assert heldout["positions"].tolist() == lengths
     assert set(heldout["per_fold"]) == set(heldout["mean"]) == {
-        "token", "mask", "token_swapped", "most_frequent", "cooccurrence"}
+        "token", "mask", "token_swapped", "most_frequent", "positional", "cooccurrence"}
     for method, per_fold in heldout["per_fold"].items():
         assert per_fold.shape == (5,) and np.all((0 <= per_fold) & (per_fold <= 1)), method
         pooled = float(per_fold @ heldout["positions"] / sum(lengths))
@@ -388,7 +388,7 @@ def test_heldout_experiment_scores_every_held_out_position(heldout):
 def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
     quiet = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",))
     shown = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",), progress=True)
-    assert set(quiet["per_fold"]) == {"mask", "most_frequent", "cooccurrence"}
+    assert set(quiet["per_fold"]) == {"mask", "most_frequent", "positional", "cooccurrence"}
     for method in quiet["per_fold"]:
         assert np.array_equal(quiet["per_fold"][method], shown["per_fold"][method])
 
@@ -405,3 +405,13 @@ def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
 def test_heldout_experiment_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         udhr.heldout_experiment(**{"epochs": 1, **kwargs})
+
+
+def test_positional_guesses_by_hand():
+    training = [["no", "one", "shall"], ["no", "one", "has"], ["everyone", "has", "the", "right"]]
+    # position 0: "no" twice; 1: "one" twice; 2: "shall", "has" and "the" once each, and "has" wins the
+    # tie by occurring twice overall; 3: "right"; 4: nobody that long, so the overall favourite: "has",
+    # "no" and "one" occur twice, alphabetical "has"
+    assert udhr.positional_guesses(training, 5) == ["no", "one", "has", "right", "has"]
+    with pytest.raises(ValueError, match="length"):
+        udhr.positional_guesses(training, 0)
