@@ -78,7 +78,7 @@ def test_sentence_report_matches_the_udhr_library():
     rows = np.arange(len(tokens))
     np.testing.assert_allclose(report["effect"], udhr.removal_effects(run, tokens)[rows, report["heaviest"]])
     assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
-    assert "tokens recalled" in widgets.robust_sentence_summary(3)
+    assert "recalls at least 0.8 of all training tokens: True" in widgets.robust_sentence_summary(3)
 
 
 @pytest.mark.parametrize("call, message", [
