@@ -8,10 +8,10 @@ is the best of a few repeats, after one warm-up call.  Then one full
 The allocator matters.  The vectorised code makes a few arrays of about
 160 KB per iteration (206 tokens x 98 scores).  In a fresh process glibc hands
 memory of that size back to the kernel as soon as it is freed, and pays page
-faults to get it again; once any larger array (a few MB) has been freed, as
-happens in every notebook that draws a figure, glibc raises its thresholds
-and keeps the memory.  Both states are timed: first a fresh process, then
-after one 4 MB array has been allocated and freed.
+faults to get it again; once any larger array (a few MB) has been freed, glibc
+raises its thresholds and keeps the memory.  `udhr.train` now frees one such
+array before it starts, so both states below should time alike: first a fresh
+process, then after one 4 MB array has been allocated and freed.
 """
 import sys
 import time

@@ -48,9 +48,10 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     scores = np.where(mask, scores, -np.inf)
     top = scores.max(axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    exp = np.exp(scores - top)
-    total = exp.sum(axis=-1, keepdims=True)
-    return np.divide(exp, total, out=np.zeros_like(exp), where=total > 0)
+    exp = scores - top
+    np.exp(exp, out=exp)
+    total = _row_sums(exp)
+    return np.divide(exp, total, out=exp, where=total > 0)   # rows with no allowed step stay all zeros
 
 
 def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray) -> np.ndarray:

@@ -487,6 +487,10 @@ def train(seed: int = 0, epochs: int = EPOCHS, query: str = "token", sentences=N
     nudge = _check_nudge(nudge)
     token_lists = [list(s) for s in SENTENCES] if sentences is None else _check_sentences(sentences)
     batch = make_batch(token_lists)
+    # Allocate and free 8 MB once: glibc then raises its threshold for handing freed memory back
+    # to the kernel, and the ~160 KB arrays each iteration makes are reused instead of being
+    # mapped and unmapped every time (about a third faster in a fresh process; see bench/).
+    np.empty(1 << 20)
     params = init_params(seed, query)
     if nudge:
         params.E[0, 0] += nudge
