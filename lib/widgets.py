@@ -432,17 +432,21 @@ def describe_query_variants(sentence: int) -> str:
     return "\n".join(lines)
 
 
+def _sentence_explorer(name: str, render: Callable, describe: Callable, alt: str, static: bool):
+    """A widget with one slider over the 16 sentences, live or as a static twin."""
+    if static:
+        choices = {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))}
+        return static_twin(name, choices, render, describe, alt=alt)
+    import ipywidgets as w
+    return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")}, render, describe)
+
+
 def pick_a_sentence(static: bool = False):
     """Any of the 16 sentences: its heat map, each query token's top prediction and the effect of its heaviest key."""
-    if static:
-        return static_twin("pick-a-sentence", {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))},
-                           _render_sentence, describe_sentence,
-                           alt="A heat map of the chosen sentence's attention weights, query tokens as rows and "
-                               "key tokens as columns, and bars of each token's predicted probability and of the "
-                               "change when its heaviest key is removed.")
-    import ipywidgets as w
-    return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
-                _render_sentence, describe_sentence)
+    return _sentence_explorer("pick-a-sentence", _render_sentence, describe_sentence, static=static,
+                              alt="A heat map of the chosen sentence's attention weights, query tokens as rows and "
+                                  "key tokens as columns, and bars of each token's predicted probability and of the "
+                                  "change when its heaviest key is removed.")
 
 
 def udhr_seed(static: bool = False):
@@ -463,12 +467,7 @@ def udhr_seed(static: bool = False):
 
 def query_variant(static: bool = False):
     """The token query and the blank (query="mask") query side by side, on any sentence."""
-    if static:
-        return static_twin("query-variant", {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))},
-                           _render_query_variants, describe_query_variants,
-                           alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
-                               "whose query is built from the token itself, on the right the head whose query "
-                               "is one shared blank vector that cannot see the token.")
-    import ipywidgets as w
-    return live({"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
-                _render_query_variants, describe_query_variants)
+    return _sentence_explorer("query-variant", _render_query_variants, describe_query_variants, static=static,
+                              alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
+                                  "whose query is built from the token itself, on the right the head whose query "
+                                  "is one shared blank vector that cannot see the token.")
