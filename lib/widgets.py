@@ -160,11 +160,10 @@ def drop_report(example: int, step: int) -> dict:
     step = lesson.check_step(step)
     chosen = _example(example)
     _, runs = _lesson_context()
-    weights = lesson.forward(runs, chosen.inputs).weights[:, 0]
     keep = np.arange(lesson.STEPS) != step
-    p, p_without = (lesson.probability(lesson.forward(runs, chosen.inputs, k).logit)[:, 0] for k in (None, keep))
-    without = lesson.forward(runs, chosen.inputs, keep).weights[:, 0]
-    return {"weights": weights, "without": without, "p": p, "p_without": p_without,
+    before, after = (lesson.forward(runs, chosen.inputs, k) for k in (None, keep))
+    return {"weights": before.weights[:, 0], "without": after.weights[:, 0],
+            "p": lesson.probability(before.logit)[:, 0], "p_without": lesson.probability(after.logit)[:, 0],
             "marker": int(chosen.markers[0])}
 
 
