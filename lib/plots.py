@@ -118,3 +118,21 @@ def loss_curve(ax, curve: np.ndarray, label: str | None = None, colour: str = RU
     ax.set_ylabel("loss per predicted token")
     if label:
         ax.legend(loc="upper right")
+
+
+def strips(ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), value_range=(0, 1)) -> None:
+    """One row of dots per name (each (seeds,)), the seeds at positions ``highlight`` in the run colours (Part III)."""
+    names = list(values)
+    for row, name in enumerate(names):
+        v = np.asarray(values[name])
+        others = [i for i in range(len(v)) if i not in highlight]
+        ax.scatter(v[others], np.full(len(others), row), s=14, color=NEUTRAL, alpha=0.8, lw=0)
+        for k, i in enumerate(highlight):
+            if i < len(v):
+                ax.scatter(v[i], row, s=30, color=RUNS[k % len(RUNS)], marker="D", lw=0, zorder=3)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlim(*value_range)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x")
+    ax.grid(axis="y", visible=False)

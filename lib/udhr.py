@@ -5,7 +5,7 @@ Section 1, "The corpus and its tokens": :data:`ARTICLES`, :data:`CORPUS`, :func:
 Section 2, "One head, by hand": :class:`Params`, :func:`init_params`,
 :func:`make_batch`, :func:`forward` and :func:`backward`, every backward line
 paired with the forward line it undoes.
-Section 3, "Training and the heat map": :class:`Adam`, :func:`train`,
+Section 3, "Training and the heat map": :func:`train` (with :class:`lib.optim.Adam`),
 :func:`attention_weights`, :func:`loss_csv_rows` and :func:`write_csvs`.
 Section 4, "What the memory remembers": :func:`predict` and
 :func:`top1_accuracy`, on the training sentences or on held-out ones;
@@ -41,6 +41,7 @@ import numpy as np
 
 from . import rng
 from .attention import drop_each_step, softmax, softmax_backward
+from .optim import Adam
 
 # --------------------------------------------------------------- section 1
 # Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
@@ -413,44 +414,6 @@ def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
 
 
 # --------------------------------------------------------------- section 3
-class Adam:
-    """The demo's optimiser: lr 0.02, betas 0.9 and 0.999, eps 1e-8 (section 3).
-
-    One first and one second moment per number.  To update every array with
-    a handful of vector operations, the constructor moves the arrays of
-    ``params`` into one flat buffer (their fields become views of it; their
-    values do not change).  :meth:`step` updates them in place, with bias
-    correction for the 1-based iteration count.
-    """
-
-    def __init__(self, params: Params, learning_rate: float = LEARNING_RATE,
-                 beta1: float = BETA1, beta2: float = BETA2, epsilon: float = EPSILON):
-        self.learning_rate, self.beta1, self.beta2, self.epsilon = learning_rate, beta1, beta2, epsilon
-        arrays = params.arrays()
-        self.flat = np.concatenate([a.ravel() for a in arrays.values()])
-        start = 0
-        for name, a in arrays.items():
-            setattr(params, name, self.flat[start:start + a.size].reshape(a.shape))
-            start += a.size
-        self.names = list(arrays)
-        self.first = np.zeros_like(self.flat)
-        self.second = np.zeros_like(self.flat)
-        self.iteration = 0
-
-    def step(self, grads: Params, n_sentences: int = 1) -> None:
-        """One update with the gradient grads / n_sentences (the demo averages over sentences)."""
-        self.iteration += 1
-        b1, b2 = self.beta1, self.beta2
-        g = np.concatenate([getattr(grads, name).ravel() for name in self.names]) / n_sentences
-        self.first *= b1
-        self.first += (1 - b1) * g
-        self.second *= b2
-        self.second += (1 - b2) * (g * g)
-        first_hat = self.first / (1 - b1 ** self.iteration)
-        second_hat = self.second / (1 - b2 ** self.iteration)
-        self.flat -= self.learning_rate * first_hat / (np.sqrt(second_hat) + self.epsilon)
-
-
 @dataclass
 class TrainingResult:
     """What :func:`train` returns (section 3).
@@ -494,7 +457,7 @@ def train(seed: int = 0, epochs: int = EPOCHS, query: str = "token", sentences=N
     params = init_params(seed, query)
     if nudge:
         params.E[0, 0] += nudge
-    adam = Adam(params)
+    adam = Adam(params, LEARNING_RATE, BETA1, BETA2, EPSILON)
     curve = np.empty(epochs)
     iterations = range(epochs)
     if progress:

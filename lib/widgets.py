@@ -10,8 +10,9 @@ per control), ``render(**choice)`` drawing a matplotlib figure, and
   with no kernel and nothing fetched from elsewhere.
 
 The Part I widgets (:func:`drop_a_step`, :func:`change_the_seed`,
-:func:`pick_an_example`) and the Part II widgets (:func:`pick_a_sentence`,
-:func:`udhr_seed`, :func:`query_variant`) are built from these two.
+:func:`pick_an_example`), the Part II widgets (:func:`pick_a_sentence`,
+:func:`udhr_seed`, :func:`query_variant`) and the Part III widget
+(:func:`pick_a_flavour`) are built from these two.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import lesson, plots, udhr
+from . import lesson, plots, taxonomy, udhr
 
 
 # ------------------------------------------------------------------ the mechanism
@@ -470,3 +471,79 @@ def query_variant(static: bool = False):
                               alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
                                   "whose query is built from the token itself, on the right the head whose query "
                                   "is one shared blank vector that cannot see the token.")
+
+
+# ------------------------------------------------------------------ Part III
+TWIN_FLAVOUR_SEEDS = [0, 1, 2]
+FLAVOUR_EXAMPLE = 0          # the held-out example every flavour is shown on
+
+
+def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> dict:
+    """One flavour, trained from each seed, on one held-out example of Part I (Part III, section 4).
+
+    Returns the example's "readings", "marker" and "label", and per seed its
+    "weights" and removal "effects" (each (seeds, T)), "p" (seeds,) and the
+    held-out "measures" (dicts from :func:`lib.taxonomy.measure`).
+    """
+    heldout = taxonomy.lesson_data()[1]
+    index = lesson.check_example(example, len(heldout))
+    chosen = heldout[index:index + 1]
+    weights, effects, probs, measures = [], [], [], []
+    for seed in seeds:
+        model, params = taxonomy.lesson_run(flavour, seed)
+        p, p_without = taxonomy.removal_effects(model, params, chosen.inputs)
+        weights.append(model.forward(params, chosen.inputs).attention.weights[0, 0])
+        effects.append(np.abs(p_without[0] - p[0]))
+        probs.append(float(p[0]))
+        measures.append(_flavour_measures(flavour, seed))
+    return {"readings": chosen.inputs[0, :, 0], "marker": int(chosen.marked[0, 0]), "label": int(chosen.targets[0]),
+            "weights": np.array(weights), "effects": np.array(effects), "p": probs, "measures": measures}
+
+
+@lru_cache(maxsize=None)
+def _flavour_measures(flavour: str, seed: int) -> dict:
+    return taxonomy.measure(*taxonomy.lesson_run(flavour, seed), taxonomy.lesson_data()[1])
+
+
+def render_flavour(flavour: str, seeds=(0, 1), example: int = FLAVOUR_EXAMPLE):
+    """Readings, weights and removal effects of one flavour on one held-out example, one colour per seed."""
+    r = flavour_report(flavour, seeds, example)
+    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
+    plots.readings(axes[0], r["readings"], r["marker"], lesson.THRESHOLD,
+                   title=f"example {example}: marker step {r['marker']}, label {r['label']}")
+    names = [f"seed {s}" for s in seeds]
+    plots.bars(axes[1], dict(zip(names, r["weights"])), marker=r["marker"], title=f"{flavour}: weights")
+    plots.bars(axes[2], dict(zip(names, r["effects"])), marker=r["marker"], ylabel="|Δp| when dropped",
+               title="removal effects")
+    return fig
+
+
+def describe_flavour(flavour: str, seeds=(0, 1), example: int = FLAVOUR_EXAMPLE) -> str:
+    r = flavour_report(flavour, seeds, example)
+    lines = [f"{flavour}, held-out example {example} (marker step {r['marker']}, label {r['label']})"]
+    for i, seed in enumerate(seeds):
+        m = r["measures"][i]
+        heavy, moved = int(np.argmax(r["weights"][i])), int(np.argmax(r["effects"][i]))
+        lines.append(f"seed {seed}: p(label 1) {r['p'][i]:.3f}; heaviest step {heavy} (weight {r['weights'][i][heavy]:.3f}); "
+                     f"most influential step {moved} (|Δp| {r['effects'][i][moved]:.3f})\n"
+                     f"        on all 180 held-out: accuracy {m['accuracy']:.4f}, weight on marker "
+                     f"{m['marker_weight']:.4f}, agreement {m['agreement']:.4f}")
+    return "\n".join(lines)
+
+
+def pick_a_flavour(static: bool = False):
+    """Any flavour of section 4 and a seed: its weights and removal effects on one held-out example."""
+    def render(flavour, seed):
+        return render_flavour(flavour, (seed,))
+
+    def describe(flavour, seed):
+        return describe_flavour(flavour, (seed,))
+    if static:
+        controls = {"flavour": Control("flavour", list(taxonomy.SIDE_BY_SIDE), "feed-forward"),
+                    "seed": Control("seed", TWIN_FLAVOUR_SEEDS)}
+        return static_twin("pick-a-flavour", controls, render, describe,
+                           alt="Three bar charts for held-out example 0: its readings with the marked step "
+                               "highlighted, the chosen flavour's attention weights, and each step's removal effect.")
+    import ipywidgets as w
+    return live({"flavour": w.Dropdown(options=list(taxonomy.SIDE_BY_SIDE), value="feed-forward", description="flavour"),
+                 "seed": w.BoundedIntText(0, min=0, max=2**31 - 1, description="seed")}, render, describe)
