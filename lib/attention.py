@@ -119,3 +119,94 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     grad_q = grad_scores @ k                                      # scores = q kᵀ * scale
     grad_k = np.swapaxes(grad_scores, -1, -2) @ q
     return grad_q, grad_k, grad_v
+
+
+# ------------------------------------------------------------------ Part III: self-attention, heads, order
+def causal_mask(steps: int) -> np.ndarray:
+    """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part III, self-attention)."""
+    if steps < 1:
+        raise ValueError(f"steps must be positive, got {steps}")
+    return np.tril(np.ones((steps, steps), dtype=bool))
+
+
+def padding_mask(lengths, steps: int) -> np.ndarray:
+    """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part III, self-attention)."""
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > steps):
+        raise ValueError(f"lengths must be a 1-d array of values between 0 and {steps}")
+    return (np.arange(steps) < lengths[:, None])[:, None, :]
+
+
+def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
+    """Vaswani et al.'s positional encodings (steps, size): sin on even columns, cos on odd ones (Part III, order).
+
+    Column pair (2i, 2i+1) turns at the frequency 1 / 10000^(2i / size).
+    """
+    if steps < 1 or size < 2 or size % 2:
+        raise ValueError(f"need steps >= 1 and an even size >= 2, got {steps} and {size}")
+    angles = np.arange(steps)[:, None] / 10000.0 ** (np.arange(0, size, 2) / size)
+    encoding = np.empty((steps, size))
+    encoding[:, 0::2], encoding[:, 1::2] = np.sin(angles), np.cos(angles)
+    return encoding
+
+
+def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """(..., n, H * dh) -> (..., H, n, dh)."""
+    return np.swapaxes(x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads)), -2, -3)
+
+
+def _merge_heads(x: np.ndarray) -> np.ndarray:
+    """(..., H, n, dh) -> (..., n, H * dh)."""
+    x = np.swapaxes(x, -2, -3)
+    return x.reshape(x.shape[:-2] + (-1,))
+
+
+def _check_heads(W_q, W_k, W_v, W_o, heads):
+    W_q, W_k, W_v, W_o = (np.asarray(a, dtype=float) for a in (W_q, W_k, W_v, W_o))
+    if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or heads < 1:
+        raise ValueError(f"heads must be a positive integer, got {heads!r}")
+    if W_q.shape != W_k.shape or W_q.shape[1] % heads or W_v.shape[1] % heads:
+        raise ValueError(f"W_q and W_k must have one shape whose columns split into {heads} heads; "
+                         f"got {W_q.shape}, {W_k.shape}, W_v {W_v.shape}")
+    if W_o.shape[0] != W_v.shape[1]:
+        raise ValueError(f"W_o must have {W_v.shape[1]} rows (the concatenated heads), got {W_o.shape}")
+    return W_q, W_k, W_v, W_o
+
+
+def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None):
+    """Multi-head attention with explicit projections (Part III, several heads).
+
+    queries: (..., n, d_in); keys: (..., m, d_in), which also give the values;
+    W_q, W_k: (d_in, H·dk); W_v: (d_in, H·dv); W_o: (H·dv, d_out); mask:
+    boolean, broadcastable to (..., n, m), True where a query may attend.
+    The columns of each projection are split into ``heads`` blocks; head h
+    runs :func:`scaled_dot_product_attention` on its block, the heads'
+    outputs are concatenated and multiplied by W_o.  Returns
+    ``(output (..., n, d_out), weights (..., H, n, m))``.
+    """
+    W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
+    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    q, k, v = (_split_heads(x @ W, heads) for x, W in ((queries, W_q), (keys, W_k), (keys, W_v)))
+    head_mask = None if mask is None else np.asarray(mask)[..., None, :, :]
+    outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
+    return _merge_heads(outputs) @ W_o, weights
+
+
+def multi_head_attention_backward(queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output):
+    """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n, d_out).
+
+    Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each
+    shaped like its argument; weight gradients summed over the leading axes).
+    """
+    W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
+    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    q, k, v = (_split_heads(x @ W, heads) for x, W in ((queries, W_q), (keys, W_k), (keys, W_v)))
+    merged = _merge_heads(weights @ v)
+    flat = lambda x: x.reshape(-1, x.shape[-1])                                   # noqa: E731
+    grad_W_o = flat(merged).T @ flat(grad_output)                                  # output = merged W_o
+    grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
+        q, k, v, weights, _split_heads(grad_output @ W_o.T, heads))
+    grad_q, grad_k, grad_v = (_merge_heads(g) for g in (grad_q, grad_k, grad_v))
+    return {"grad_queries": grad_q @ W_q.T, "grad_keys": grad_k @ W_k.T + grad_v @ W_v.T,
+            "W_q": flat(queries).T @ flat(grad_q), "W_k": flat(keys).T @ flat(grad_k),
+            "W_v": flat(keys).T @ flat(grad_v), "W_o": grad_W_o}

@@ -126,13 +126,16 @@ def strips(ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), val
     for row, name in enumerate(names):
         v = np.asarray(values[name])
         others = [i for i in range(len(v)) if i not in highlight]
-        ax.scatter(v[others], np.full(len(others), row), s=14, color=NEUTRAL, alpha=0.8, lw=0)
-        for k, i in enumerate(highlight):
+        ax.scatter(v[others], np.full(len(others), row), s=14, color=NEUTRAL, alpha=0.8, lw=0, clip_on=False)
+        for k, i in enumerate(highlight):                 # highlighted seeds a little above and below the row
             if i < len(v):
-                ax.scatter(v[i], row, s=30, color=RUNS[k % len(RUNS)], marker="D", lw=0, zorder=3)
+                offset = (k - (len(highlight) - 1) / 2) * 0.3
+                ax.scatter(v[i], row + offset, s=28, color=RUNS[k % len(RUNS)], marker="D", lw=0, zorder=3,
+                           clip_on=False)
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(len(names) - 0.5, -0.5)
-    ax.set_xlim(*value_range)
+    margin = 0.02 * (value_range[1] - value_range[0])
+    ax.set_xlim(value_range[0] - margin, value_range[1] + margin)
     ax.set_xlabel(xlabel)
     ax.grid(axis="x")
     ax.grid(axis="y", visible=False)

@@ -139,16 +139,16 @@ def reversal(n: int = 500, length: int = 8, vocabulary: int = 10, seed: int = 0)
 
 
 # ------------------------------------------------------------------ losses
-def _sigmoid(x):
+def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
 
 
-def _output_loss(output, targets, kind: str):
+def output_loss(output, targets, kind: str):
     """(mean loss, gradient of it with respect to the outputs (N,))."""
     n = len(targets)
     if kind == "bce":
         loss = np.mean(np.logaddexp(0.0, output) - targets * output)
-        return float(loss), (_sigmoid(output) - targets) / n
+        return float(loss), (sigmoid(output) - targets) / n
     error = output - targets
     return float(np.mean(error ** 2)), 2 * error / n
 
@@ -213,12 +213,12 @@ class Reader:
     def predict(self, p, inputs) -> np.ndarray:
         """P(label 1) for "bce", the value for "mse": (N,)."""
         out = self.forward(p, inputs).output
-        return _sigmoid(out) if self.loss == "bce" else out
+        return sigmoid(out) if self.loss == "bce" else out
 
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
         fwd = self.forward(p, inputs)
-        loss, g_out = _output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
+        loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_context = g_out[:, None, None] * p["readout"]
         s = self.queries(p, len(inputs))
@@ -277,7 +277,7 @@ class Hierarchical:
 
     def loss_and_grads(self, p, tokens, labels):
         fwd = self.forward(p, tokens)
-        loss, g_out = _output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
+        loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(self.sentences, p, fwd.h, None, fwd.attention, g_doc)
@@ -297,9 +297,9 @@ def document_measures(model: Hierarchical, p, docs: Documents) -> dict[str, floa
     sentence-level agreement (heaviest sentence = the one whose removal moves p most)."""
     fwd = model.forward(p, docs.tokens)
     n, s = np.arange(len(docs)), docs.trigger[:, 0]
-    prob = _sigmoid(fwd.output)
+    prob = sigmoid(fwd.output)
     sentence_weights = fwd.attention.weights[:, 0]
-    without = np.stack([_sigmoid(model.forward(p, docs.tokens, np.arange(sentence_weights.shape[1]) != k).output)
+    without = np.stack([sigmoid(model.forward(p, docs.tokens, np.arange(sentence_weights.shape[1]) != k).output)
                         for k in range(sentence_weights.shape[1])], axis=1)
     effects = np.abs(without - prob[:, None])
     on_trigger = model.word_weights(fwd)[n, s, docs.trigger[:, 1]]
@@ -508,7 +508,7 @@ def removal_effects(model: Reader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
     for t in range(steps):
         keep = np.broadcast_to(np.arange(steps) != t, (n, steps))
         out = model.forward(p, inputs, keep).output
-        without[:, t] = _sigmoid(out) if model.loss == "bce" else out
+        without[:, t] = sigmoid(out) if model.loss == "bce" else out
     return everything, without
 
 
@@ -532,7 +532,8 @@ def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
     """The addition problem's measures (section 1): mean squared error, share solved, weight on the two marked steps.
 
     Also the correlation, over the sequences, between the weight on the two
-    marked steps and x1 + x2: how much the weights themselves carry the sum.
+    marked steps and x1 + x2: how much the weights themselves carry the sum
+    (NaN when the weights never vary, as with mean pooling).
     """
     error = model.predict(p, data.inputs) - data.targets
     weights = model.forward(p, data.inputs).attention.weights[:, 0]
@@ -541,7 +542,7 @@ def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
     spread = np.std(marked)
     return {"mse": float(np.mean(error ** 2)), "solved": float(np.mean(np.abs(error) < ADDITION_TOLERANCE)),
             "marked_weight": float(marked.mean()),
-            "weight_sum_correlation": float(np.corrcoef(marked, total)[0, 1]) if spread > 0 else 0.0}
+            "weight_sum_correlation": float(np.corrcoef(marked, total)[0, 1]) if spread > 0 else float("nan")}
 
 
 # ------------------------------------------------------------------ the lesson's task, every flavour (section 4)

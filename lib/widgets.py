@@ -524,10 +524,11 @@ def describe_flavour(flavour: str, seeds=(0, 1), example: int = FLAVOUR_EXAMPLE)
     for i, seed in enumerate(seeds):
         m = r["measures"][i]
         heavy, moved = int(np.argmax(r["weights"][i])), int(np.argmax(r["effects"][i]))
-        lines.append(f"seed {seed}: p(label 1) {r['p'][i]:.3f}; heaviest step {heavy} (weight {r['weights'][i][heavy]:.3f}); "
+        lines.append(f"seed {seed}: p(label 1) {r['p'][i]:.3f}\n"
+                     f"  heaviest step {heavy} (weight {r['weights'][i][heavy]:.3f}), "
                      f"most influential step {moved} (|Δp| {r['effects'][i][moved]:.3f})\n"
-                     f"        on all 180 held-out: accuracy {m['accuracy']:.4f}, weight on marker "
-                     f"{m['marker_weight']:.4f}, agreement {m['agreement']:.4f}")
+                     f"  all 180 held-out: accuracy {m['accuracy']:.4f}, "
+                     f"marker weight {m['marker_weight']:.4f}, agreement {m['agreement']:.4f}")
     return "\n".join(lines)
 
 

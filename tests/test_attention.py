@@ -89,3 +89,84 @@ def test_sdpa_refuses_mismatched_shapes(shapes, message):
     q, k, v = (np.zeros(s) for s in shapes)
     with pytest.raises(ValueError, match=message):
         attention.scaled_dot_product_attention(q, k, v)
+
+
+# ------------------------------------------------------------------ Part III: heads, masks, positions
+def reference_multi_head(queries, keys, W_q, W_k, W_v, W_o, heads):
+    """One head at a time, written out with explicit loops over heads and queries."""
+    dk, dv = W_q.shape[1] // heads, W_v.shape[1] // heads
+    outputs = []
+    for h in range(heads):
+        q = queries @ W_q[:, h * dk:(h + 1) * dk]
+        k = keys @ W_k[:, h * dk:(h + 1) * dk]
+        v = keys @ W_v[:, h * dv:(h + 1) * dv]
+        rows = []
+        for i in range(q.shape[0]):
+            s = k @ q[i] / np.sqrt(dk)
+            w = np.exp(s - s.max())
+            rows.append((w / w.sum()) @ v)
+        outputs.append(np.array(rows))
+    return np.concatenate(outputs, axis=1) @ W_o
+
+
+def mha_setup(seed=0, heads=2, n=3, m=4, d_in=5, dk=3, dv=2, d_out=4):
+    r = np.random.RandomState(seed)
+    return (r.normal(size=(2, n, d_in)), r.normal(size=(2, m, d_in)), r.normal(size=(d_in, heads * dk)),
+            r.normal(size=(d_in, heads * dk)), r.normal(size=(d_in, heads * dv)), r.normal(size=(heads * dv, d_out)))
+
+
+def test_multi_head_matches_a_head_by_head_reference():
+    queries, keys, W_q, W_k, W_v, W_o = mha_setup()
+    out, weights = attention.multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads=2)
+    assert weights.shape == (2, 2, 3, 4)
+    for b in range(2):
+        np.testing.assert_allclose(out[b], reference_multi_head(queries[b], keys[b], W_q, W_k, W_v, W_o, 2), rtol=1e-12)
+
+
+def test_one_head_is_scaled_dot_product_attention_with_projections():
+    queries, keys, W_q, W_k, W_v, W_o = mha_setup(heads=1)
+    out, weights = attention.multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads=1)
+    expected, w = attention.scaled_dot_product_attention(queries @ W_q, keys @ W_k, keys @ W_v)
+    np.testing.assert_allclose(out, expected @ W_o, rtol=1e-12)
+    np.testing.assert_allclose(weights[:, 0], w, rtol=1e-12)
+
+
+def test_multi_head_backward_matches_finite_differences():
+    args = list(mha_setup(seed=1))
+    mask = np.array([[True, True, False, True]] * 3)
+    direction = np.random.RandomState(2).normal(size=(2, 3, 4))
+
+    def objective():
+        return float((attention.multi_head_attention(*args, heads=2, mask=mask)[0] * direction).sum())
+
+    _, weights = attention.multi_head_attention(*args, heads=2, mask=mask)
+    grads = attention.multi_head_attention_backward(*args, 2, weights, direction)
+    names = ["grad_queries", "grad_keys", "W_q", "W_k", "W_v", "W_o"]
+    for name, a in zip(names, args):
+        np.testing.assert_allclose(grads[name], numeric_gradient(objective, a), atol=1e-6, err_msg=name)
+
+
+def test_self_attention_without_positions_is_permutation_equivariant():
+    x, _, W_q, W_k, W_v, W_o = mha_setup(seed=3, n=6)
+    order = np.random.RandomState(4).permutation(6)
+    out, _ = attention.multi_head_attention(x, x, W_q, W_k, W_v, W_o, heads=2)
+    shuffled, _ = attention.multi_head_attention(x[:, order], x[:, order], W_q, W_k, W_v, W_o, heads=2)
+    np.testing.assert_allclose(shuffled, out[:, order], rtol=1e-12)
+
+
+def test_masks_and_positions():
+    causal = attention.causal_mask(4)
+    assert causal[2, 2] and causal[2, 0] and not causal[0, 3]
+    pad = attention.padding_mask([2, 4], 4)
+    assert pad.shape == (2, 1, 4) and pad[0, 0].tolist() == [True, True, False, False]
+    pe = attention.sinusoidal_positions(50, 8)
+    np.testing.assert_allclose(pe[0], [0, 1] * 4)
+    np.testing.assert_allclose(pe[:, 0], np.sin(np.arange(50)))
+    np.testing.assert_allclose(pe[:, 7], np.cos(np.arange(50) / 10000 ** (6 / 8)))
+    with pytest.raises(ValueError, match="even size"):
+        attention.sinusoidal_positions(4, 3)
+    with pytest.raises(ValueError, match="lengths"):
+        attention.padding_mask([5], 4)
+    with pytest.raises(ValueError, match="heads"):
+        attention.multi_head_attention(np.zeros((1, 2, 5)), np.zeros((1, 2, 5)), np.zeros((5, 6)), np.zeros((5, 6)),
+                                       np.zeros((5, 4)), np.zeros((4, 2)), heads=4)

@@ -1,0 +1,182 @@
+"""Part III, section 8: an end-to-end memory network with hops (Sukhbaatar et al. 2015).
+
+- :func:`stories`  tiny story-question tasks generated in code: one supporting fact
+  ("where is mary?") or two ("where is the apple?": who picked it up, and where that
+  person went last)
+- :class:`MemoryNetwork`  sentences as bags of words stored in memory; a question
+  vector reads the memory through softmax attention, ``hops`` times, each read
+  added to the question; then a softmax over the places
+- :func:`hop_measures`  accuracy, and where each hop's attention lands
+
+Shapes: N stories, M memory slots (sentences, the most recent last), V words,
+d embedding size, K hops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import softmax, softmax_backward
+from .flavours import Params
+from .taxonomy import _check_int
+
+PEOPLE = ("mary", "john", "sandra", "daniel")
+PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
+OBJECTS = ("apple", "football", "milk")
+WORDS = ("went", "to", "the", "picked", "up", "where", "is") + PEOPLE + PLACES + OBJECTS
+WORD_ID = {w: i for i, w in enumerate(WORDS)}
+SLOTS = 8                      # M: sentences a story may hold
+
+
+@dataclass(frozen=True)
+class Stories:
+    """sentences: N lists of sentences (lists of words); questions: N lists of words;
+    answers: (N,) index into PLACES; facts: (N, 2) the supporting sentences
+    (the same index twice for the one-fact task), counted from the start."""
+    sentences: list
+    questions: list
+    answers: np.ndarray
+    facts: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.answers)
+
+    def text(self, i: int) -> str:
+        """Story i as readable lines, each sentence numbered, then the question and its answer."""
+        lines = [f"{j}: {' '.join(s)}" for j, s in enumerate(self.sentences[i])]
+        return "\n".join(lines + [f"Q: {' '.join(self.questions[i])}?  A: {PLACES[self.answers[i]]}"])
+
+
+def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -> Stories:
+    """Stories of ``length`` sentences and a question needing ``facts`` supporting facts (1 or 2).
+
+    facts=1: every sentence is "<person> went to the <place>"; the question is
+    "where is <person>" about someone who moved; the answer is that person's
+    last place.  facts=2: one sentence is "<person> picked up the <object>";
+    the question is "where is the <object>"; the answer is where the person
+    who picked it up went last (a move of that person is guaranteed).
+    """
+    n, length = _check_int(n, "n"), _check_int(length, "length", 2)
+    if facts not in (1, 2):
+        raise ValueError(f"facts must be 1 or 2, got {facts!r}")
+    if length > SLOTS:
+        raise ValueError(f"a story holds at most {SLOTS} sentences, got {length}")
+    rng = np.random.RandomState(seed)
+    all_sentences, questions, answers, support = [], [], [], []
+    for _ in range(n):
+        movers = rng.randint(len(PEOPLE), size=length)
+        places = rng.randint(len(PLACES), size=length)
+        sentences = [[PEOPLE[p], "went", "to", "the", PLACES[l]] for p, l in zip(movers, places)]
+        if facts == 1:
+            last = int(rng.randint(length))                      # the supporting fact: a move
+            person = movers[last]
+            last = max(j for j in range(length) if movers[j] == person)
+            questions.append(["where", "is", PEOPLE[person]])
+            answers.append(places[last])
+            support.append((last, last))
+        else:
+            pickup = int(rng.randint(length))                    # this sentence becomes the pick-up
+            person = rng.randint(len(PEOPLE))
+            moves = [j for j in range(length) if j != pickup and movers[j] == person]
+            if not moves:                                         # make sure the holder goes somewhere
+                j = int(rng.choice([j for j in range(length) if j != pickup]))
+                movers[j] = person
+                sentences[j][0] = PEOPLE[person]
+                moves = [j]
+            thing = OBJECTS[rng.randint(len(OBJECTS))]
+            sentences[pickup] = [PEOPLE[person], "picked", "up", "the", thing]
+            last = max(moves)
+            questions.append(["where", "is", "the", thing])
+            answers.append(places[last])
+            support.append((pickup, last))
+        all_sentences.append(sentences)
+    return Stories(all_sentences, questions, np.array(answers), np.array(support))
+
+
+def bag_of_words(sentences) -> np.ndarray:
+    """Word counts of each sentence: a list of word lists -> (len, V)."""
+    counts = np.zeros((len(sentences), len(WORDS)))
+    for i, sentence in enumerate(sentences):
+        for word in sentence:
+            if word not in WORD_ID:
+                raise ValueError(f"unknown word {word!r}")
+            counts[i, WORD_ID[word]] += 1
+    return counts
+
+
+def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(memories (N, M, V), questions (N, V), used (N, M) boolean); story sentences fill the first slots."""
+    memories = np.zeros((len(data), SLOTS, len(WORDS)))
+    used = np.zeros((len(data), SLOTS), dtype=bool)
+    for i, sentences in enumerate(data.sentences):
+        memories[i, :len(sentences)] = bag_of_words(sentences)
+        used[i, :len(sentences)] = True
+    return memories, bag_of_words(data.questions), used
+
+
+class MemoryNetwork:
+    """Sukhbaatar et al.'s end-to-end memory network with adjacent weight tying (section 8).
+
+    K + 1 word embeddings E_0..E_K (d, V) and slot vectors T_0..T_K (M, d)
+    (the paper's temporal encoding).  Hop k (from 0) matches on
+    m_i = E_k x_i + T_k[i] and returns c_i = E_{k+1} x_i + T_{k+1}[i]: the
+    output embedding of one hop is the input embedding of the next.  The
+    question enters as u_0 = E_0 q; a = softmax(u_k · m) over the used slots;
+    u_{k+1} = u_k + Σ_i a_i c_i; the answer is softmax(W u_K) over the places.
+    """
+
+    def __init__(self, hops: int = 1, size: int = 20):
+        self.hops, self.size = _check_int(hops, "hops"), _check_int(size, "size")
+
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(seed)
+        K, d, V = self.hops, self.size, len(WORDS)
+        return Params(E=rng.normal(0, 0.1, (K + 1, d, V)), T=rng.normal(0, 0.1, (K + 1, SLOTS, d)),
+                      W=rng.normal(0, 0.1, (len(PLACES), d)))
+
+    def forward(self, p, memories, questions, used):
+        """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates for backward."""
+        embedded = [memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)]   # (N, M, d) each
+        u = [questions @ p["E"][0].T]                                            # u_0: (N, d)
+        weights = []
+        for k in range(self.hops):
+            a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), used)
+            u.append(u[-1] + np.einsum("nm,nmd->nd", a, embedded[k + 1]))
+            weights.append(a)
+        return u[-1] @ p["W"].T, np.array(weights), (u, embedded)
+
+    def loss_and_grads(self, p, data: tuple, answers):
+        """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its gradients."""
+        memories, questions, used = data
+        answers = np.asarray(answers)
+        logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
+        n = len(answers)
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        loss = float(-log_probs[np.arange(n), answers].mean())
+        g_logits = np.exp(log_probs)
+        g_logits[np.arange(n), answers] -= 1
+        g_logits /= n
+        g_embedded = [np.zeros_like(e) for e in embedded]
+        g_u = g_logits @ p["W"]                                                  # (N, d)
+        for k in reversed(range(self.hops)):
+            a = weights[k]
+            g_embedded[k + 1] += a[..., None] * g_u[:, None, :]                  # u_{k+1} = u_k + Σ a c
+            g_scores = softmax_backward(a, np.einsum("nmd,nd->nm", embedded[k + 1], g_u))
+            g_embedded[k] += g_scores[..., None] * u[k][:, None, :]              # scores = u_k · m
+            g_u = g_u + np.einsum("nm,nmd->nd", g_scores, embedded[k])
+        g_E = np.array([np.einsum("nmd,nmv->dv", g, memories) for g in g_embedded])
+        g_E[0] += g_u.T @ questions                                              # u_0 = E_0 q
+        return loss, Params(E=g_E, T=np.array([g.sum(axis=0) for g in g_embedded]), W=g_logits.T @ u[-1])
+
+
+def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
+    """Accuracy, and for each hop the share of stories whose heaviest slot is the first or the second
+    supporting fact: arrays (K,) under "on_first" and "on_second" (section 8)."""
+    memories, questions, used = encode(data)
+    logits, weights, _ = model.forward(p, memories, questions, used)
+    heaviest = weights.argmax(axis=2)                                            # (K, N)
+    return {"accuracy": float(np.mean(logits.argmax(axis=1) == data.answers)),
+            "on_first": (heaviest == data.facts[:, 0]).mean(axis=1),
+            "on_second": (heaviest == data.facts[:, 1]).mean(axis=1)}

@@ -1,0 +1,256 @@
+"""Part III, sections 5 to 7: self-attention measured, several heads, and order.
+
+Built on :func:`lib.attention.multi_head_attention` (its projections explicit)
+and :func:`lib.attention.sinusoidal_positions`.
+
+- :func:`scaling_at_init`            section 5: why scores are divided by sqrt(d)
+- :func:`two_patterns`, :class:`HeadsReader`, :func:`head_removal_effects`, :func:`heads_measures`
+                                     section 6: one head against two
+- :func:`order_task`, :class:`OrderReader`, :func:`order_measures`
+                                     section 7: attention and the order of steps
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import lesson
+from .attention import (drop_each_step, multi_head_attention, multi_head_attention_backward, sinusoidal_positions,
+                        softmax)
+from .flavours import Params
+from .taxonomy import Dataset, _check_int, output_loss, sigmoid
+
+
+# ------------------------------------------------------------------ section 5
+def scaling_at_init(sizes=(4, 16, 64, 256, 1024), steps: int = 16, trials: int = 2000, seed: int = 0) -> dict:
+    """Scores of random queries and keys at initialisation, with and without dividing by sqrt(d) (section 5).
+
+    Queries and keys have independent standard normal entries, as projections
+    of unit-variance inputs with variance-preserving initial weights give.
+    For each d in ``sizes``: the variance of q·k (unscaled), the mean largest
+    weight of a softmax over ``steps`` keys, and the mean size of the
+    softmax's gradient, ‖∂a/∂e‖ (Frobenius norm of the Jacobian), each
+    unscaled and scaled.  Returns arrays of shape (len(sizes),).
+    """
+    rng = np.random.RandomState(seed)
+    out = {k: [] for k in ("variance", "max_weight", "max_weight_scaled", "gradient", "gradient_scaled")}
+    for d in sizes:
+        d = _check_int(d, "size")
+        q = rng.normal(size=(trials, 1, d))
+        k = rng.normal(size=(trials, steps, d))
+        scores = (q @ np.swapaxes(k, 1, 2))[:, 0]                           # (trials, steps)
+        out["variance"].append(float(scores.var()))
+        for suffix, s in (("", scores), ("_scaled", scores / np.sqrt(d))):
+            a = softmax(s)
+            jacobian = a[:, :, None] * (np.eye(steps) - a[:, None, :])        # ∂a_i/∂e_j = a_i (δ_ij − a_j)
+            out["max_weight" + suffix].append(float(a.max(axis=1).mean()))
+            out["gradient" + suffix].append(float(np.sqrt((jacobian ** 2).sum(axis=(1, 2))).mean()))
+    return {"sizes": np.array(sizes), **{k: np.array(v) for k, v in out.items()}}
+
+
+# ------------------------------------------------------------------ section 6
+LEVEL_SPREAD = 2.0
+
+
+def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD) -> Dataset:
+    """Part I's sequences with a second pattern in the label (section 6).
+
+    Every sequence has its own general level, uniform on ±level_spread/2;
+    its twelve readings are that level plus 1.9·(u1 + u2 + u3 − 1.5), as in
+    Part I, and a marker sits on one of steps 2 to 11.  The label is 1 when
+    the marker's reading exceeds the mean of all twelve readings.  One
+    weighted average of linear values cannot give "marker minus mean"; two can.
+    """
+    n = _check_int(n, "n")
+    rng = np.random.RandomState(seed)
+    level = level_spread * (rng.random_sample((n, 1)) - 0.5)
+    readings = level + lesson.READING_SPREAD * (rng.random_sample((n, lesson.STEPS, 3)).sum(axis=-1) - 1.5)
+    markers = rng.randint(lesson.FIRST_MARKER, lesson.STEPS, size=n)
+    flags = (np.arange(lesson.STEPS) == markers[:, None]).astype(float)
+    labels = (readings[np.arange(n), markers] > readings.mean(axis=1)).astype(float)
+    return Dataset(np.stack([readings, flags], axis=-1), labels, markers[:, None])
+
+
+class HeadsReader:
+    """A learned query reads the steps through multi-head attention (section 6).
+
+    h_t = x_t E (E: (C, d)); one learned query u (d,); the context is
+    multi_head_attention(u, h, W_q, W_k, W_v, W_o, heads), (d,); the logit is
+    r · context + b.  The model size does not depend on ``heads``: the d
+    columns of each projection are split among the heads.
+    """
+
+    def __init__(self, heads: int = 1, size: int = 8, channels: int = 2):
+        self.heads, self.size, self.channels = _check_int(heads, "heads"), _check_int(size, "size"), channels
+        if self.size % self.heads:
+            raise ValueError(f"size {self.size} does not split into {self.heads} heads")
+
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(seed)
+        d = self.size
+        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)        # noqa: E731
+        return Params(E=draw(self.channels, d), u=rng.normal(0, 1, d), W_q=draw(d, d), W_k=draw(d, d),
+                      W_v=draw(d, d), W_o=draw(d, d), readout=draw(d), bias=np.zeros(()))
+
+    def _attention(self, p, inputs):
+        h = np.asarray(inputs, dtype=float) @ p["E"]
+        queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
+        out, weights = multi_head_attention(queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads)
+        return h, queries, out, weights
+
+    def forward(self, p, inputs):
+        """(logit (N,), weights (N, H, T))."""
+        _, _, out, weights = self._attention(p, inputs)
+        return out[:, 0] @ p["readout"] + p["bias"], weights[:, :, 0]
+
+    def loss_and_grads(self, p, inputs, targets):
+        h, queries, out, weights = self._attention(p, inputs)
+        logit = out[:, 0] @ p["readout"] + p["bias"]
+        loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
+        g_out = g_logit[:, None, None] * p["readout"]
+        g = multi_head_attention_backward(queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads,
+                                          weights, g_out)
+        grads = Params(E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T @ g["grad_keys"].reshape(-1, self.size),
+                       u=g["grad_queries"].sum(axis=(0, 1)), W_q=g["W_q"], W_k=g["W_k"], W_v=g["W_v"], W_o=g["W_o"],
+                       readout=out[:, 0].T @ g_logit, bias=g_logit.sum())
+        return loss, grads
+
+
+def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
+    """Part I's removal test, one head at a time (section 6).
+
+    Returns (prob (N,), prob_without (N, H, T)): prob_without[:, h, t] is
+    the output when step t is dropped from head h only and that head's other
+    weights are renormalised; the other heads are untouched.
+    """
+    inputs = np.asarray(inputs, dtype=float)
+    h = inputs @ p["E"]
+    H, d = model.heads, model.size
+    dh = d // H
+    q = (p["u"] @ p["W_q"]).reshape(H, dh)                                       # (H, dh)
+    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)                                # (N, T, H, dh)
+    v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
+    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)                       # (N, H, T)
+    weights = softmax(scores)
+    per_head = np.einsum("nht,nthd->nhd", weights, v)                            # (N, H, dh)
+    readout_per_head = (p["W_o"] @ p["readout"]).reshape(H, dh)                  # each head's share of the logit
+    logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)            # (N, H)
+    logit = logit_parts.sum(axis=1) + p["bias"]
+    without = drop_each_step(scores)                                             # (N, H, T dropped, T)
+    parts_without = np.einsum("nhst,nthd,hd->nhs", without, v, readout_per_head)  # (N, H, T)
+    logit_without = logit[:, None, None] - logit_parts[:, :, None] + parts_without
+    return sigmoid(logit), sigmoid(logit_without)
+
+
+def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
+    """Accuracy, and per head: weight on the marker, hit rate, and agreement with the per-head removal test.
+
+    The per-head values are arrays of shape (H,) (section 6).
+    """
+    logit, weights = model.forward(p, data.inputs)
+    prob, without = head_removal_effects(model, p, data.inputs)
+    effects = np.abs(without - prob[:, None, None])
+    marker = data.marked[:, 0]
+    n = np.arange(len(data))
+    return {"accuracy": float(np.mean((logit > 0) == (data.targets == 1))),
+            "marker_weight": weights[n, :, marker].mean(axis=0),
+            "marker_hit_rate": (weights.argmax(axis=2) == marker[:, None]).mean(axis=0),
+            "agreement": (weights.argmax(axis=2) == effects.argmax(axis=2)).mean(axis=0),
+            "entropy": (-(weights * np.log(weights + 1e-300)).sum(axis=2)).mean(axis=0)}
+
+
+# ------------------------------------------------------------------ section 7
+ORDER_TOKENS = ("A", "B")          # ids 0 and 1; the others are fillers
+
+
+def order_task(n: int = 1000, length: int = 8, vocabulary: int = 6, seed: int = 0) -> Dataset:
+    """Sequences of tokens holding one A (id 0) and one B (id 1) among fillers; label 1 when A comes first (section 7).
+
+    inputs: (N, L) token ids (stored in Dataset.inputs); marked: (N, 2) the
+    positions of A and B.  Without knowing positions the label is a coin flip.
+    """
+    n, length = _check_int(n, "n"), _check_int(length, "length", 2)
+    vocabulary = _check_int(vocabulary, "vocabulary", 3)
+    rng = np.random.RandomState(seed)
+    tokens = rng.randint(2, vocabulary, size=(n, length))
+    places = np.argsort(rng.random_sample((n, length)), axis=1)[:, :2]           # two distinct positions
+    tokens[np.arange(n), places[:, 0]] = 0
+    tokens[np.arange(n), places[:, 1]] = 1
+    return Dataset(tokens, (places[:, 0] < places[:, 1]).astype(float), places)
+
+
+POSITIONS = ("none", "sinusoidal", "learned")
+
+
+class OrderReader:
+    """Self-attention over token embeddings, with or without positional encodings, then the mean (section 7).
+
+    h_t = E[token_t] + P_t, where P is zero ("none"), :func:`sinusoidal_positions`
+    ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of
+    self-attention on h (a residual connection); the logit is
+    r · mean_t z_t + b.
+    """
+
+    def __init__(self, positions: str = "sinusoidal", vocabulary: int = 6, length: int = 8, size: int = 8):
+        if positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        self.positions = positions
+        self.vocabulary, self.length = _check_int(vocabulary, "vocabulary"), _check_int(length, "length")
+        self.size = _check_int(size, "size")
+
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(seed)
+        d = self.size
+        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)        # noqa: E731
+        p = Params(E=rng.normal(0, 1, (self.vocabulary, d)), W_q=draw(d, d), W_k=draw(d, d), W_v=draw(d, d),
+                   W_o=draw(d, d), readout=draw(d), bias=np.zeros(()))
+        if self.positions == "learned":
+            p["P"] = rng.normal(0, 1, (self.length, d))
+        return p
+
+    def encoding(self, p) -> np.ndarray:
+        if self.positions == "learned":
+            return p["P"]
+        if self.positions == "sinusoidal":
+            return sinusoidal_positions(self.length, self.size)
+        return np.zeros((self.length, self.size))
+
+    def _check(self, tokens) -> np.ndarray:
+        tokens = np.asarray(tokens)
+        if tokens.ndim != 2 or tokens.shape[1] != self.length or tokens.min() < 0 or tokens.max() >= self.vocabulary:
+            raise ValueError(f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}")
+        return tokens
+
+    def forward(self, p, tokens, use_positions: bool = True):
+        """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the encoding."""
+        tokens = self._check(tokens)
+        h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
+        attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
+        z = h + attended
+        return z.mean(axis=1) @ p["readout"] + p["bias"], weights[:, 0], z
+
+    def loss_and_grads(self, p, tokens, targets):
+        tokens = self._check(tokens)
+        h = p["E"][tokens] + self.encoding(p)
+        attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
+        pooled = (h + attended).mean(axis=1)
+        logit = pooled @ p["readout"] + p["bias"]
+        loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
+        g_z = np.broadcast_to((g_logit[:, None] * p["readout"])[:, None, :] / self.length, h.shape)
+        g = multi_head_attention_backward(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z)
+        g_h = g_z + g["grad_queries"] + g["grad_keys"]
+        g_E = np.zeros_like(p["E"])
+        np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
+        grads = Params(E=g_E, W_q=g["W_q"], W_k=g["W_k"], W_v=g["W_v"], W_o=g["W_o"],
+                       readout=pooled.T @ g_logit, bias=g_logit.sum())
+        if self.positions == "learned":
+            grads["P"] = g_h.sum(axis=0)
+        return loss, grads
+
+
+def order_measures(model: OrderReader, p, data: Dataset) -> dict[str, float]:
+    """Accuracy with the encoding, and with it removed from the trained model (section 7)."""
+    with_positions = model.forward(p, data.inputs)[0]
+    without = model.forward(p, data.inputs, use_positions=False)[0]
+    labels = data.targets == 1
+    return {"accuracy": float(np.mean((with_positions > 0) == labels)),
+            "accuracy_without_encoding": float(np.mean((without > 0) == labels))}

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+
+from gradcheck import numeric_gradient
+from lib import memory
+
+
+@pytest.mark.parametrize("hops", [1, 3])
+def test_memory_network_gradients(hops):
+    data = memory.stories(n=4, facts=2, seed=1, length=5)
+    encoded = memory.encode(data)
+    model = memory.MemoryNetwork(hops=hops, size=3)
+    p = model.init(seed=2)
+    for k in p:
+        p[k] = p[k] * 10                      # away from the near-uniform start, so every path matters
+    _, grads = model.loss_and_grads(p, encoded, data.answers)
+    for k in p:
+        numeric = numeric_gradient(lambda: model.loss_and_grads(p, encoded, data.answers)[0], p[k])
+        np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
+
+
+def test_stories_answer_their_questions():
+    for facts in (1, 2):
+        data = memory.stories(n=200, facts=facts, seed=0)
+        for i in range(len(data)):
+            sentences, question = data.sentences[i], data.questions[i]
+            first, second = data.facts[i]
+            if facts == 1:
+                person = question[2]
+                moves = [j for j, s in enumerate(sentences) if s[0] == person]
+                assert first == second == max(moves)
+            else:
+                thing = question[3]
+                holder = sentences[first]
+                assert holder[1:] == ["picked", "up", "the", thing]
+                moves = [j for j, s in enumerate(sentences) if s[0] == holder[0] and s[1] == "went"]
+                assert second == max(moves)
+            assert memory.PLACES[data.answers[i]] == sentences[second][-1]
+
+
+def test_unused_slots_get_no_weight():
+    data = memory.stories(n=5, seed=0, length=4)
+    model = memory.MemoryNetwork(hops=2)
+    p = model.init(0)
+    _, weights, _ = model.forward(p, *memory.encode(data))
+    assert np.all(weights[:, :, 4:] == 0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="facts"):
+        memory.stories(facts=3)
+    with pytest.raises(ValueError, match="at most"):
+        memory.stories(length=9)
+    with pytest.raises(ValueError, match="unknown word"):
+        memory.bag_of_words([["where", "is", "bob"]])

@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+
+from gradcheck import numeric_gradient
+from lib import attention, selfattention
+
+
+def check_model_gradients(p, loss_and_grads):
+    _, grads = loss_and_grads()
+    assert set(grads) == set(p)
+    for k in p:
+        numeric = numeric_gradient(lambda: loss_and_grads()[0], p[k])
+        np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_heads_reader_gradients(heads):
+    data = selfattention.two_patterns(n=5, seed=1)
+    model = selfattention.HeadsReader(heads=heads, size=4)
+    p = model.init(seed=2)
+    check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
+
+
+@pytest.mark.parametrize("positions", selfattention.POSITIONS)
+def test_order_reader_gradients(positions):
+    data = selfattention.order_task(n=4, length=5, vocabulary=4, seed=0)
+    model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4)
+    p = model.init(seed=1)
+    check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
+
+
+def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
+    data = selfattention.two_patterns(n=3, seed=2)
+    model = selfattention.HeadsReader(heads=2, size=4)
+    p = model.init(seed=3)
+    prob, without = selfattention.head_removal_effects(model, p, data.inputs)
+    logit, _ = model.forward(p, data.inputs)
+    np.testing.assert_allclose(prob, 1 / (1 + np.exp(-logit)), rtol=1e-12)
+    # recompute head by head: scores of head h with step t masked, the other head untouched
+    h = data.inputs @ p["E"]
+    q, k, v = (np.asarray(x) for x in (p["u"] @ p["W_q"], h @ p["W_k"], h @ p["W_v"]))
+    for head in range(2):
+        for t in range(12):
+            outs = []
+            for g in range(2):
+                s = k[:, :, 2 * g:2 * g + 2] @ q[2 * g:2 * g + 2] / np.sqrt(2)
+                keep = np.ones(12, dtype=bool)
+                if g == head:
+                    keep[t] = False
+                w = attention.softmax(s, keep)
+                outs.append(np.einsum("nt,ntd->nd", w, v[:, :, 2 * g:2 * g + 2]))
+            z = np.concatenate(outs, axis=1) @ p["W_o"] @ p["readout"] + p["bias"]
+            np.testing.assert_allclose(without[:, head, t], 1 / (1 + np.exp(-z)), rtol=1e-10)
+
+
+def test_tasks():
+    data = selfattention.two_patterns(n=200, seed=0)
+    r = data.inputs[..., 0]
+    assert np.all(data.inputs[..., 1].sum(1) == 1) and r[:, 0].std() > 1
+    np.testing.assert_array_equal(data.targets, r[np.arange(200), data.marked[:, 0]] > r.mean(1))
+    order = selfattention.order_task(n=300, seed=0)
+    assert np.all((order.inputs == 0).sum(1) == 1) and np.all((order.inputs == 1).sum(1) == 1)
+    np.testing.assert_array_equal(order.targets == 1, order.marked[:, 0] < order.marked[:, 1])
+    assert 0.4 < order.targets.mean() < 0.6
+
+
+def test_without_positions_the_order_reader_cannot_see_order():
+    data = selfattention.order_task(n=50, seed=1)
+    model = selfattention.OrderReader("none")
+    p = model.init(0)
+    shuffled = data.inputs[:, np.random.RandomState(0).permutation(8)]
+    np.testing.assert_allclose(model.forward(p, data.inputs)[0], model.forward(p, shuffled)[0], rtol=1e-10)
+
+
+def test_scaling_at_init_grows_with_d_only_without_the_scale():
+    r = selfattention.scaling_at_init(sizes=(4, 256), trials=500)
+    assert r["variance"][1] > 30 * r["variance"][0]
+    assert r["max_weight"][1] > 0.8 > r["max_weight_scaled"][1]
+    assert r["gradient"][1] < r["gradient_scaled"][1]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="split"):
+        selfattention.HeadsReader(heads=3, size=8)
+    with pytest.raises(ValueError, match="positions"):
+        selfattention.OrderReader("rotary")
+    with pytest.raises(ValueError, match="ids below"):
+        selfattention.OrderReader().forward(selfattention.OrderReader().init(), np.full((1, 8), 9))
