@@ -9,6 +9,8 @@ Every model, measure, plot and widget the book's pages use lives here, once:
 - :mod:`lib.optim`     Adam, shared by every trained model
 - :mod:`lib.flavours`  Part III: every score function behind one interface
 - :mod:`lib.taxonomy`  Part III: tasks, models, training and measures for the flavours
+- :mod:`lib.selfattention` Part III: the square root of d, several heads, order
+- :mod:`lib.memory`    Part III: end-to-end memory networks with hops
 - :mod:`lib.plots`     the book's one figure style
 - :mod:`lib.widgets`   live ipywidgets and their kernel-free static twins
 """

@@ -14,12 +14,13 @@ d embedding size, K hops.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from .attention import softmax, softmax_backward
 from .flavours import Params
-from .taxonomy import _check_int
+from .taxonomy import _check_int, fit
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -180,3 +181,23 @@ def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
     return {"accuracy": float(np.mean(logits.argmax(axis=1) == data.answers)),
             "on_first": (heaviest == data.facts[:, 0]).mean(axis=1),
             "on_second": (heaviest == data.facts[:, 1]).mean(axis=1)}
+
+
+MEMORY_EPOCHS = 400
+MEMORY_LEARNING_RATE = 0.02
+
+
+@lru_cache(maxsize=None)
+def memory_data(facts: int) -> tuple[Stories, Stories]:
+    """Section 8's data for one task: 1000 training stories (seed 1) and 500 test stories (seed 2)."""
+    return stories(1000, facts, seed=1), stories(500, facts, seed=2)
+
+
+@lru_cache(maxsize=None)
+def memory_run(facts: int, hops: int, seed: int):
+    """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`: (model, params), cached."""
+    model = MemoryNetwork(hops)
+    params = model.init(_check_int(seed, "seed", 0))
+    train = memory_data(facts)[0]
+    fit(model, params, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE)
+    return model, params

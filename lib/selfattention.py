@@ -11,13 +11,15 @@ and :func:`lib.attention.sinusoidal_positions`.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import lesson
 from .attention import (drop_each_step, multi_head_attention, multi_head_attention_backward, sinusoidal_positions,
                         softmax)
 from .flavours import Params
-from .taxonomy import Dataset, _check_int, output_loss, sigmoid
+from .taxonomy import Dataset, _check_int, fit, output_loss, sigmoid
 
 
 # ------------------------------------------------------------------ section 5
@@ -158,6 +160,27 @@ def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
             "entropy": (-(weights * np.log(weights + 1e-300)).sum(axis=2)).mean(axis=0)}
 
 
+HEADS_EPOCHS = 800
+HEADS_LEARNING_RATE = 0.01
+
+
+@lru_cache(maxsize=1)
+def heads_data() -> tuple[Dataset, Dataset]:
+    """Section 6's data: 540 training and 180 held-out sequences from :func:`two_patterns` (seed 1)."""
+    data = two_patterns(720, seed=1)
+    return data[:540], data[540:]
+
+
+@lru_cache(maxsize=None)
+def heads_run(heads: int, seed: int):
+    """A :class:`HeadsReader` with ``heads`` heads trained from ``seed`` on :func:`heads_data`: (model, params), cached."""
+    model = HeadsReader(heads)
+    params = model.init(_check_int(seed, "seed", 0))
+    train = heads_data()[0]
+    fit(model, params, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE)
+    return model, params
+
+
 # ------------------------------------------------------------------ section 7
 ORDER_TOKENS = ("A", "B")          # ids 0 and 1; the others are fillers
 
@@ -187,13 +210,17 @@ class OrderReader:
     h_t = E[token_t] + P_t, where P is zero ("none"), :func:`sinusoidal_positions`
     ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of
     self-attention on h (a residual connection); the logit is
-    r · mean_t z_t + b.
+    r · mean_t z_t + b, or r · z_0 + b with ``pooling="first"`` (exercise 3
+    of section 7).
     """
 
-    def __init__(self, positions: str = "sinusoidal", vocabulary: int = 6, length: int = 8, size: int = 8):
+    def __init__(self, positions: str = "sinusoidal", vocabulary: int = 6, length: int = 8, size: int = 8,
+                 pooling: str = "mean"):
         if positions not in POSITIONS:
             raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
-        self.positions = positions
+        if pooling not in ("mean", "first"):
+            raise ValueError(f"pooling must be 'mean' or 'first', got {pooling!r}")
+        self.positions, self.pooling = positions, pooling
         self.vocabulary, self.length = _check_int(vocabulary, "vocabulary"), _check_int(length, "length")
         self.size = _check_int(size, "size")
 
@@ -226,16 +253,24 @@ class OrderReader:
         h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
         attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
         z = h + attended
-        return z.mean(axis=1) @ p["readout"] + p["bias"], weights[:, 0], z
+        return self._pool(z) @ p["readout"] + p["bias"], weights[:, 0], z
+
+    def _pool(self, z):
+        return z.mean(axis=1) if self.pooling == "mean" else z[:, 0]
 
     def loss_and_grads(self, p, tokens, targets):
         tokens = self._check(tokens)
         h = p["E"][tokens] + self.encoding(p)
         attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
-        pooled = (h + attended).mean(axis=1)
+        pooled = self._pool(h + attended)
         logit = pooled @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
-        g_z = np.broadcast_to((g_logit[:, None] * p["readout"])[:, None, :] / self.length, h.shape)
+        g_pooled = g_logit[:, None] * p["readout"]
+        if self.pooling == "mean":
+            g_z = np.broadcast_to(g_pooled[:, None, :] / self.length, h.shape)
+        else:
+            g_z = np.zeros_like(h)
+            g_z[:, 0] = g_pooled
         g = multi_head_attention_backward(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z)
         g_h = g_z + g["grad_queries"] + g["grad_keys"]
         g_E = np.zeros_like(p["E"])
@@ -248,9 +283,41 @@ class OrderReader:
 
 
 def order_measures(model: OrderReader, p, data: Dataset) -> dict[str, float]:
-    """Accuracy with the encoding, and with it removed from the trained model (section 7)."""
-    with_positions = model.forward(p, data.inputs)[0]
+    """Accuracy with the encoding, and with it removed from the trained model; and the mean weight
+    A's query puts on B (section 7)."""
+    with_positions, weights, _ = model.forward(p, data.inputs)
     without = model.forward(p, data.inputs, use_positions=False)[0]
     labels = data.targets == 1
+    n = np.arange(len(data))
     return {"accuracy": float(np.mean((with_positions > 0) == labels)),
-            "accuracy_without_encoding": float(np.mean((without > 0) == labels))}
+            "accuracy_without_encoding": float(np.mean((without > 0) == labels)),
+            "a_to_b": float(weights[n, data.marked[:, 0], data.marked[:, 1]].mean())}
+
+
+ORDER_EPOCHS = 600
+ORDER_LEARNING_RATE = 0.03
+
+
+@lru_cache(maxsize=1)
+def order_data() -> tuple[Dataset, Dataset]:
+    """Section 7's data: 1000 training sequences (seed 1) and 500 held-out ones (seed 2)."""
+    return order_task(1000, seed=1), order_task(500, seed=2)
+
+
+@lru_cache(maxsize=None)
+def order_run(positions: str, seed: int):
+    """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`: (model, params), cached."""
+    model = OrderReader(positions)
+    params = model.init(_check_int(seed, "seed", 0))
+    train = order_data()[0]
+    fit(model, params, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE)
+    return model, params
+
+
+def shuffled(tokens, shuffle: int) -> np.ndarray:
+    """The steps of ``tokens`` (..., L) in the order drawn by RandomState(shuffle); shuffle 0 keeps them (section 7)."""
+    tokens = np.asarray(tokens)
+    shuffle = _check_int(shuffle, "shuffle", 0)
+    if shuffle == 0:
+        return tokens
+    return tokens[..., np.random.RandomState(shuffle).permutation(tokens.shape[-1])]

@@ -29,7 +29,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import lesson, plots, taxonomy, udhr
+from . import lesson, memory, plots, selfattention, taxonomy, udhr
 
 
 # ------------------------------------------------------------------ the mechanism
@@ -548,3 +548,193 @@ def pick_a_flavour(static: bool = False):
     import ipywidgets as w
     return live({"flavour": w.Dropdown(options=list(taxonomy.SIDE_BY_SIDE), value="feed-forward", description="flavour"),
                  "seed": w.BoundedIntText(0, min=0, max=2**31 - 1, description="seed")}, render, describe)
+
+
+HEAD_CHOICES = {"one head": (1, 0), "two heads: head 0": (2, 0), "two heads: head 1": (2, 1)}
+TWIN_HEAD_EXAMPLES = list(range(6))
+
+
+HEADS_SEED = 1        # the run whose heads split the work most clearly, and whose weights survive a 1e-12 nudge
+
+
+def head_report(choice: str, example: int = 0, seed: int = HEADS_SEED) -> dict:
+    """One head of the one-head or the two-head model on a held-out example of section 6.
+
+    Returns the example's "readings", "marker", "label", "level" (mean reading),
+    the head's "weights" and per-head removal "effects" (each (T,)), and "p".
+    """
+    if choice not in HEAD_CHOICES:
+        raise ValueError(f"choice must be one of {list(HEAD_CHOICES)}, got {choice!r}")
+    heads, head = HEAD_CHOICES[choice]
+    heldout = selfattention.heads_data()[1]
+    index = lesson.check_example(example, len(heldout))
+    chosen = heldout[index:index + 1]
+    model, params = selfattention.heads_run(heads, seed)
+    _, weights = model.forward(params, chosen.inputs)
+    p, without = selfattention.head_removal_effects(model, params, chosen.inputs)
+    readings = chosen.inputs[0, :, 0]
+    return {"readings": readings, "marker": int(chosen.marked[0, 0]), "label": int(chosen.targets[0]),
+            "level": float(readings.mean()), "weights": weights[0, head], "effects": np.abs(without[0, head] - p[0]),
+            "p": float(p[0])}
+
+
+def render_head(choice: str, example: int = 0):
+    r = head_report(choice, example)
+    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
+    plots.readings(axes[0], r["readings"], r["marker"], r["level"],
+                   title=f"example {example}: label {r['label']} (dashed: mean)")
+    plots.bars(axes[1], {choice: r["weights"]}, marker=r["marker"], title=f"{choice}: weights")
+    plots.bars(axes[2], {choice: r["effects"]}, marker=r["marker"], colours=(plots.AFTER,),
+               ylabel="|Δp| when dropped", title="removal effects (this head only)")
+    return fig
+
+
+def describe_head(choice: str, example: int = 0) -> str:
+    r = head_report(choice, example)
+    heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
+    return (f"{choice}, held-out example {example}: marker step {r['marker']} reads "
+            f"{r['readings'][r['marker']]:.3f}, the mean is {r['level']:.3f}, label {r['label']}\n"
+            f"p(label 1) {r['p']:.3f}; heaviest step {heavy} (weight {r['weights'][heavy]:.3f}); "
+            f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})")
+
+
+def pick_a_head(static: bool = False):
+    """A head (of the one-head or the two-head model) and a held-out example: its weights and removal effects."""
+    if static:
+        controls = {"choice": Control("head", list(HEAD_CHOICES), "two heads: head 1"),
+                    "example": Control("example", TWIN_HEAD_EXAMPLES)}
+        return static_twin("pick-a-head", controls, render_head, describe_head,
+                           alt="Three bar charts for one held-out sequence: its readings with the marker highlighted "
+                               "and the mean dashed, the chosen head's weights, and the removal effect of each step "
+                               "on that head.")
+    import ipywidgets as w
+    heldout = selfattention.heads_data()[1]
+    return live({"choice": w.Dropdown(options=list(HEAD_CHOICES), value="two heads: head 1", description="head"),
+                 "example": w.IntSlider(0, 0, len(heldout) - 1, description="example")}, render_head, describe_head)
+
+
+TWIN_ORDER_EXAMPLES = list(range(4))
+TWIN_SHUFFLES = list(range(6))
+
+
+def order_report(example: int = 0, shuffle: int = 0, seed: int = 0) -> dict:
+    """A held-out sequence of section 7, its steps shuffled, through the three order models.
+
+    Returns "tokens" (L,) after the shuffle, "label" (A before B after the
+    shuffle), "p" {positions: P(A first)} and "weights" {positions: (L, L)}.
+    """
+    heldout = selfattention.order_data()[1]
+    tokens = selfattention.shuffled(heldout.inputs[lesson.check_example(example, len(heldout))], shuffle)
+    a, b = int(np.flatnonzero(tokens == 0)[0]), int(np.flatnonzero(tokens == 1)[0])
+    probs, maps = {}, {}
+    for positions in selfattention.POSITIONS:
+        model, params = selfattention.order_run(positions, seed)
+        logit, weights, _ = model.forward(params, tokens[None])
+        probs[positions], maps[positions] = float(taxonomy.sigmoid(logit[0])), weights[0]
+    return {"tokens": tokens, "label": int(a < b), "p": probs, "weights": maps}
+
+
+def _token_names(tokens) -> list[str]:
+    return [selfattention.ORDER_TOKENS[t] if t < 2 else f"x{t}" for t in tokens]
+
+
+def render_order(example: int = 0, shuffle: int = 0):
+    r = order_report(example, shuffle)
+    fig, axes = plots.figure(2, 1, width=7.2, height=2.8, gridspec_kw={"width_ratios": [1, 1.2]})
+    names = list(r["p"])
+    colours = [plots.NEUTRAL, plots.RUNS[0], plots.RUNS[1]]
+    axes[0].bar(range(3), [r["p"][n] for n in names], color=colours)
+    axes[0].axhline(0.5, color=plots.INK, lw=0.8, ls=":")
+    axes[0].set_xticks(range(3), names)
+    axes[0].set_ylim(0, 1)
+    axes[0].set_ylabel("P(A before B)")
+    axes[0].set_title(f"truth: {'A first' if r['label'] else 'B first'}")
+    labels = _token_names(r["tokens"])
+    plots.heatmap(axes[1], r["weights"]["sinusoidal"], labels, labels, title="sinusoidal model's weights",
+                  colorbar=False)
+    axes[1].set_xticks(range(len(labels)), labels, rotation=0)
+    return fig
+
+
+def describe_order(example: int = 0, shuffle: int = 0) -> str:
+    r = order_report(example, shuffle)
+    ps = ", ".join(f"{n} {v:.2f}" for n, v in r["p"].items())
+    return (f"held-out example {example}, shuffle {shuffle}: {' '.join(_token_names(r['tokens']))}  "
+            f"(A {'before' if r['label'] else 'after'} B)\nP(A before B): {ps}")
+
+
+def shuffle_the_steps(static: bool = False):
+    """Shuffle the steps of a held-out sequence and watch the three order models (no, sinusoidal, learned positions)."""
+    if static:
+        controls = {"example": Control("example", TWIN_ORDER_EXAMPLES), "shuffle": Control("shuffle", TWIN_SHUFFLES)}
+        return static_twin("shuffle-the-steps", controls, render_order, describe_order,
+                           alt="A bar chart of the probability that A comes before B under the models without, with "
+                               "sinusoidal and with learned positional encodings, and the sinusoidal model's "
+                               "self-attention weights over the shuffled sequence.")
+    import ipywidgets as w
+    heldout = selfattention.order_data()[1]
+    return live({"example": w.IntSlider(0, 0, len(heldout) - 1, description="example"),
+                 "shuffle": w.IntSlider(0, 0, 50, description="shuffle")}, render_order, describe_order)
+
+
+TWIN_STORIES = list(range(6))
+HOPS_SHOWN = 3
+
+
+def hop_report(story: int = 0, hop: int = 1, hops: int = HOPS_SHOWN, seed: int = 0) -> dict:
+    """One test story of the two-fact task through the memory network with ``hops`` hops (section 8).
+
+    Returns the story's "sentences", "question", "answer" and supporting "facts",
+    the weights of hop ``hop`` (1-based) over its sentences, and the "prediction".
+    """
+    test = memory.memory_data(2)[1]
+    index = lesson.check_example(story, len(test))
+    if not 1 <= hop <= hops:
+        raise ValueError(f"hop must be between 1 and {hops}, got {hop}")
+    model, params = memory.memory_run(2, hops, seed)
+    one = memory.Stories(test.sentences[index:index + 1], test.questions[index:index + 1],
+                         test.answers[index:index + 1], test.facts[index:index + 1])
+    logits, weights, _ = model.forward(params, *memory.encode(one))
+    n = len(one.sentences[0])
+    return {"sentences": one.sentences[0], "question": one.questions[0], "answer": memory.PLACES[one.answers[0]],
+            "facts": tuple(int(f) for f in one.facts[0]), "weights": weights[hop - 1, 0, :n],
+            "prediction": memory.PLACES[int(logits[0].argmax())], "hop": hop}
+
+
+def render_hop(story: int = 0, hop: int = 1):
+    r = hop_report(story, hop)
+    fig, ax = plots.figure(width=7.2, height=2.9)
+    n = len(r["sentences"])
+    colours = [plots.MARKER if j in r["facts"] else plots.RUNS[0] for j in range(n)]
+    ax.barh(range(n), r["weights"], color=colours)
+    ax.set_yticks(range(n), [f"{j}: {' '.join(s)}" for j, s in enumerate(r["sentences"])], fontsize=9)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, 1)
+    ax.grid(axis="x")
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"weight at hop {hop}")
+    ax.set_title(f"{' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
+    return fig
+
+
+def describe_hop(story: int = 0, hop: int = 1) -> str:
+    r = hop_report(story, hop)
+    heavy = int(np.argmax(r["weights"]))
+    which = {r["facts"][0]: "the first supporting fact", r["facts"][1]: "the second supporting fact"}
+    return (f"story {story}, hop {hop} of {HOPS_SHOWN}: heaviest sentence {heavy} "
+            f"({' '.join(r['sentences'][heavy])}, weight {r['weights'][heavy]:.3f}), "
+            f"{which.get(heavy, 'not a supporting fact')}\n"
+            f"question: {' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
+
+
+def step_through_hops(static: bool = False):
+    """A test story of the two-fact task and a hop of the three-hop memory network: where that hop reads."""
+    if static:
+        controls = {"story": Control("story", TWIN_STORIES), "hop": Control("hop", list(range(1, HOPS_SHOWN + 1)))}
+        return static_twin("step-through-hops", controls, render_hop, describe_hop,
+                           alt="A horizontal bar chart of one hop's attention over the sentences of a story, the two "
+                               "supporting facts in the marker colour, with the question and the answer above.")
+    import ipywidgets as w
+    test = memory.memory_data(2)[1]
+    return live({"story": w.IntSlider(0, 0, len(test) - 1, description="story"),
+                 "hop": w.IntSlider(1, 1, HOPS_SHOWN, description="hop")}, render_hop, describe_hop)

@@ -21,10 +21,10 @@ def test_heads_reader_gradients(heads):
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
 
 
-@pytest.mark.parametrize("positions", selfattention.POSITIONS)
-def test_order_reader_gradients(positions):
+@pytest.mark.parametrize("positions,pooling", [(p, "mean") for p in selfattention.POSITIONS] + [("none", "first")])
+def test_order_reader_gradients(positions, pooling):
     data = selfattention.order_task(n=4, length=5, vocabulary=4, seed=0)
-    model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4)
+    model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4, pooling=pooling)
     p = model.init(seed=1)
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
 

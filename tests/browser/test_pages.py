@@ -130,7 +130,7 @@ TWIN_PAGES = [p for p in PAGES if 'class="static-twin"' in (BUILD / p).read_text
 def test_every_twin_is_present():
     ids = {i for p in TWIN_PAGES for i in re.findall(r'id="twin-([a-z0-9-]+)"', (BUILD / p).read_text())}
     assert {"drop-a-step", "change-the-seed", "pick-an-example", "pick-a-sentence", "udhr-seed", "query-variant",
-            "pick-a-flavour"} <= ids, ids
+            "pick-a-flavour", "pick-a-head", "shuffle-the-steps", "step-through-hops"} <= ids, ids
 
 
 @pytest.mark.parametrize("path", TWIN_PAGES)
