@@ -40,6 +40,7 @@ test-browser: $(READY)
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
 	$(BIN)/python bench/bench_udhr.py
+	$(BIN)/python bench/bench_taxonomy.py
 
 serve:
 	@test -d _build/html || { echo "No built book yet: run 'make book' first."; exit 1; }

@@ -20,7 +20,7 @@ import numpy as np
 
 from .attention import softmax, softmax_backward
 from .flavours import Params
-from .taxonomy import _check_int, fit
+from .taxonomy import _check_int, trained
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -196,8 +196,5 @@ def memory_data(facts: int) -> tuple[Stories, Stories]:
 @lru_cache(maxsize=None)
 def memory_run(facts: int, hops: int, seed: int):
     """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`: (model, params), cached."""
-    model = MemoryNetwork(hops)
-    params = model.init(_check_int(seed, "seed", 0))
-    train = memory_data(facts)[0]
-    fit(model, params, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE)
-    return model, params
+    model, train = MemoryNetwork(hops), memory_data(facts)[0]
+    return model, trained(model, seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE)[0]

@@ -19,7 +19,7 @@ from . import lesson
 from .attention import (drop_each_step, multi_head_attention, multi_head_attention_backward, sinusoidal_positions,
                         softmax)
 from .flavours import Params
-from .taxonomy import Dataset, _check_int, fit, output_loss, sigmoid
+from .taxonomy import Dataset, _check_int, output_loss, sigmoid, trained
 
 
 # ------------------------------------------------------------------ section 5
@@ -174,11 +174,8 @@ def heads_data() -> tuple[Dataset, Dataset]:
 @lru_cache(maxsize=None)
 def heads_run(heads: int, seed: int):
     """A :class:`HeadsReader` with ``heads`` heads trained from ``seed`` on :func:`heads_data`: (model, params), cached."""
-    model = HeadsReader(heads)
-    params = model.init(_check_int(seed, "seed", 0))
-    train = heads_data()[0]
-    fit(model, params, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE)
-    return model, params
+    model, train = HeadsReader(heads), heads_data()[0]
+    return model, trained(model, seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE)[0]
 
 
 # ------------------------------------------------------------------ section 7
@@ -307,11 +304,8 @@ def order_data() -> tuple[Dataset, Dataset]:
 @lru_cache(maxsize=None)
 def order_run(positions: str, seed: int):
     """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`: (model, params), cached."""
-    model = OrderReader(positions)
-    params = model.init(_check_int(seed, "seed", 0))
-    train = order_data()[0]
-    fit(model, params, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE)
-    return model, params
+    model, train = OrderReader(positions), order_data()[0]
+    return model, trained(model, seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE)[0]
 
 
 def shuffled(tokens, shuffle: int) -> np.ndarray:

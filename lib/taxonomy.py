@@ -552,13 +552,17 @@ SIDE_BY_SIDE = ("mean pooling", "feed-forward", "feed-forward, bias per position
                 "dot", "general", "concat", "location", "local-p (general)")
 
 
+def trained(model, seed: int, data, targets, epochs: int, learning_rate: float):
+    """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: (params, loss curve)."""
+    params = model.init(_check_int(seed, "seed", 0))
+    return params, fit(model, params, data, targets, epochs, learning_rate)
+
+
 def train_reader(flavour, data: Dataset, seed: int = 0, epochs: int = LESSON_EPOCHS,
                  learning_rate: float = LESSON_LEARNING_RATE, **model_options):
     """Build a :class:`Reader`, train it from ``seed`` on ``data``: (model, params, loss curve)."""
     model = Reader(flavour, steps=data.inputs.shape[1], channels=data.inputs.shape[2], **model_options)
-    params = model.init(_check_int(seed, "seed", 0))
-    curve = fit(model, params, data.inputs, data.targets, epochs, learning_rate)
-    return model, params, curve
+    return (model, *trained(model, seed, data.inputs, data.targets, epochs, learning_rate))
 
 
 @lru_cache(maxsize=None)

@@ -583,8 +583,9 @@ def render_head(choice: str, example: int = 0):
     fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
     plots.readings(axes[0], r["readings"], r["marker"], r["level"],
                    title=f"example {example}: label {r['label']} (dashed: mean)")
-    plots.bars(axes[1], {choice: r["weights"]}, marker=r["marker"], title=f"{choice}: weights")
-    plots.bars(axes[2], {choice: r["effects"]}, marker=r["marker"], colours=(plots.AFTER,),
+    colour = (plots.RUNS[HEAD_CHOICES[choice][1]],)           # head 0 blue, head 1 orange, as on the page
+    plots.bars(axes[1], {choice: r["weights"]}, marker=r["marker"], colours=colour, title=f"{choice}: weights")
+    plots.bars(axes[2], {choice: r["effects"]}, marker=r["marker"], colours=colour,
                ylabel="|Δp| when dropped", title="removal effects (this head only)")
     return fig
 
@@ -592,9 +593,10 @@ def render_head(choice: str, example: int = 0):
 def describe_head(choice: str, example: int = 0) -> str:
     r = head_report(choice, example)
     heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
-    return (f"{choice}, held-out example {example}: marker step {r['marker']} reads "
-            f"{r['readings'][r['marker']]:.3f}, the mean is {r['level']:.3f}, label {r['label']}\n"
-            f"p(label 1) {r['p']:.3f}; heaviest step {heavy} (weight {r['weights'][heavy]:.3f}); "
+    return (f"{choice}, held-out example {example}\n"
+            f"marker step {r['marker']} reads {r['readings'][r['marker']]:.3f}, mean {r['level']:.3f}, "
+            f"label {r['label']}, p(label 1) {r['p']:.3f}\n"
+            f"heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "
             f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})")
 
 
@@ -659,15 +661,15 @@ def render_order(example: int = 0, shuffle: int = 0):
 def describe_order(example: int = 0, shuffle: int = 0) -> str:
     r = order_report(example, shuffle)
     ps = ", ".join(f"{n} {v:.2f}" for n, v in r["p"].items())
-    return (f"held-out example {example}, shuffle {shuffle}: {' '.join(_token_names(r['tokens']))}  "
-            f"(A {'before' if r['label'] else 'after'} B)\nP(A before B): {ps}")
+    return (f"held-out example {example}, shuffle {shuffle}: {' '.join(_token_names(r['tokens']))}\n"
+            f"  A {'before' if r['label'] else 'after'} B; P(A before B): {ps}")
 
 
 def shuffle_the_steps(static: bool = False):
     """Shuffle the steps of a held-out sequence and watch the three order models (no, sinusoidal, learned positions)."""
     if static:
         controls = {"example": Control("example", TWIN_ORDER_EXAMPLES), "shuffle": Control("shuffle", TWIN_SHUFFLES)}
-        return static_twin("shuffle-the-steps", controls, render_order, describe_order,
+        return static_twin("shuffle-the-steps", controls, render_order, describe_order, dpi=100,
                            alt="A bar chart of the probability that A comes before B under the models without, with "
                                "sinusoidal and with learned positional encodings, and the sinusoidal model's "
                                "self-attention weights over the shuffled sequence.")
@@ -720,18 +722,18 @@ def render_hop(story: int = 0, hop: int = 1):
 def describe_hop(story: int = 0, hop: int = 1) -> str:
     r = hop_report(story, hop)
     heavy = int(np.argmax(r["weights"]))
-    which = {r["facts"][0]: "the first supporting fact", r["facts"][1]: "the second supporting fact"}
-    return (f"story {story}, hop {hop} of {HOPS_SHOWN}: heaviest sentence {heavy} "
-            f"({' '.join(r['sentences'][heavy])}, weight {r['weights'][heavy]:.3f}), "
-            f"{which.get(heavy, 'not a supporting fact')}\n"
-            f"question: {' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
+    which = {r["facts"][0]: "the first supporting fact (the pick-up)",
+             r["facts"][1]: "the second supporting fact (the last move)"}
+    return (f"story {story}, hop {hop} of {HOPS_SHOWN}: heaviest sentence {heavy}, weight {r['weights'][heavy]:.3f}\n"
+            f"  \"{' '.join(r['sentences'][heavy])}\": {which.get(heavy, 'not a supporting fact')}\n"
+            f"  {' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
 
 
 def step_through_hops(static: bool = False):
     """A test story of the two-fact task and a hop of the three-hop memory network: where that hop reads."""
     if static:
         controls = {"story": Control("story", TWIN_STORIES), "hop": Control("hop", list(range(1, HOPS_SHOWN + 1)))}
-        return static_twin("step-through-hops", controls, render_hop, describe_hop,
+        return static_twin("step-through-hops", controls, render_hop, describe_hop, dpi=100,
                            alt="A horizontal bar chart of one hop's attention over the sentences of a story, the two "
                                "supporting facts in the marker colour, with the question and the answer above.")
     import ipywidgets as w

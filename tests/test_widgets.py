@@ -89,3 +89,33 @@ def test_sentence_report_matches_the_udhr_library():
 def test_part_two_widget_functions_refuse_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ------------------------------------------------------------------ Part III
+def test_flavour_report_matches_the_measures_of_its_run():
+    from lib import taxonomy
+    r = widgets.flavour_report("dot", (0,))
+    model, params = taxonomy.lesson_run("dot", 0)
+    heldout = taxonomy.lesson_data()[1]
+    assert r["marker"] == int(heldout.marked[0, 0])
+    np.testing.assert_allclose(r["weights"][0], model.forward(params, heldout.inputs[:1]).attention.weights[0, 0])
+    assert "dot" in widgets.describe_flavour("dot", (0,))
+
+
+def test_head_report_shows_the_chosen_head():
+    from lib import selfattention
+    r = widgets.head_report("two heads: head 1", 3)
+    model, params = selfattention.heads_run(2, widgets.HEADS_SEED)
+    _, weights = model.forward(params, selfattention.heads_data()[1].inputs[3:4])
+    np.testing.assert_allclose(r["weights"], weights[0, 1])
+
+
+def test_part_three_widgets_refuse_bad_choices():
+    with pytest.raises(ValueError, match="flavour must be one of"):
+        widgets.flavour_report("cosine")
+    with pytest.raises(ValueError, match="choice must be one of"):
+        widgets.head_report("three heads")
+    with pytest.raises(ValueError, match="hop must be between"):
+        widgets.hop_report(0, hop=4)
+    with pytest.raises(ValueError, match="shuffle"):
+        widgets.order_report(0, shuffle=-1)
