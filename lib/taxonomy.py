@@ -25,7 +25,6 @@ from functools import lru_cache
 import numpy as np
 
 from . import lesson
-from .attention import softmax
 from .flavours import Attention, Flavour, Params, attend, attend_backward, make, reinforce_scores_gradient, sample_steps
 from .optim import Adam
 
