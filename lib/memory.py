@@ -20,7 +20,7 @@ import numpy as np
 
 from .attention import softmax, softmax_backward
 from .flavours import Params
-from .taxonomy import _check_int, trained
+from .taxonomy import _check_int, softmax_cross_entropy, trained
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -153,11 +153,8 @@ class MemoryNetwork:
         answers = np.asarray(answers)
         logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
         n = len(answers)
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        loss = float(-log_probs[np.arange(n), answers].mean())
-        g_logits = np.exp(log_probs)
-        g_logits[np.arange(n), answers] -= 1
+        losses, g_logits = softmax_cross_entropy(logits, answers)
+        loss = float(losses.mean())
         g_logits /= n
         g_embedded = [np.zeros_like(e) for e in embedded]
         g_u = g_logits @ p["W"]                                                  # (N, d)

@@ -138,6 +138,23 @@ def reversal(n: int = 500, length: int = 8, vocabulary: int = 10, seed: int = 0)
 
 
 # ------------------------------------------------------------------ losses
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis, computed stably: (..., V) -> (..., V)."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def softmax_cross_entropy(logits: np.ndarray, targets: np.ndarray):
+    """Cross-entropy of each row of logits (..., V) against integer targets (...), and its gradient
+    with respect to the logits (softmax minus one-hot): (losses (...), grad (..., V))."""
+    log_probs = log_softmax(logits)
+    targets = np.asarray(targets)[..., None]
+    losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
+    grad = np.exp(log_probs)
+    np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
+    return losses, grad
+
+
 def sigmoid(x):
     return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
 
@@ -363,15 +380,6 @@ class Aligner:
         tokens = self._check(tokens)
         return float(np.mean(self.forward(p, tokens).output.argmax(axis=-1) == tokens[:, ::-1]))
 
-    def token_losses(self, logits, targets):
-        """Cross-entropy of each output token (N, L) and its gradient with respect to the logits."""
-        shifted = logits - logits.max(axis=-1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-        losses = -np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
-        grad = np.exp(log_probs)
-        grad[np.arange(len(targets))[:, None], np.arange(self.length), targets] -= 1
-        return losses, grad
-
     def loss_and_grads(self, p, tokens, rng: np.random.RandomState | None = None, baseline: float | None = None):
         """Mean cross-entropy and its gradients; with ``hard``, REINFORCE for the scores.
 
@@ -382,7 +390,7 @@ class Aligner:
         if self.hard and rng is None:
             raise ValueError("hard attention needs an rng to draw the attended steps")
         fwd = self.forward(p, tokens, rng)
-        losses, g_logits = self.token_losses(fwd.output, tokens[:, ::-1])
+        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1])
         count = losses.size
         g_logits /= count
         context = fwd.attention.context
@@ -418,9 +426,8 @@ class Aligner:
         n, L = tokens.shape
         logits = fwd.h @ p["out_W"].T + p["out_b"]                                # (N, m, V): copying step k
         targets = tokens[:, ::-1]
-        log_probs = logits - logits.max(axis=-1, keepdims=True)
-        log_probs = log_probs - np.log(np.exp(log_probs).sum(axis=-1, keepdims=True))
-        loss_k = -np.take_along_axis(log_probs[:, None, :, :], targets[:, :, None, None], axis=-1)[..., 0]   # (N, L, m)
+        loss_k = -np.take_along_axis(log_softmax(logits)[:, None, :, :], targets[:, :, None, None], axis=-1)[..., 0]
+        # loss_k: (N, L, m), the loss of output i if it copied step k
         a = fwd.attention.weights
         expected = (a * loss_k).sum(axis=-1, keepdims=True)
         return a * (loss_k - expected) / (n * L), loss_k

@@ -242,16 +242,24 @@ def example_report(example: int) -> dict:
             "effects": np.abs(p_without - p[..., None])[:, 0], "p": p[:, 0]}
 
 
+def example_figure(readings, marker: int, line: float, title: str, weights: dict, effects: dict,
+                   weights_title: str = "attention weights", effects_title: str = "removal effects",
+                   colours=plots.RUNS):
+    """Three panels for one sequence (every Part): its readings (marker highlighted, ``line`` dashed),
+    the weights and the removal effects of each named run or head ({name: (T,)}), in matching colours."""
+    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
+    plots.readings(axes[0], readings, marker, line, title=title)
+    plots.bars(axes[1], weights, marker=marker, colours=colours, title=weights_title)
+    plots.bars(axes[2], effects, marker=marker, colours=colours, ylabel="|Δp| when dropped", title=effects_title)
+    return fig
+
+
 def _render_example(example: int):
     r = example_report(example)
-    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
-    plots.readings(axes[0], r["readings"], r["marker"], lesson.THRESHOLD,
-                   title=f"example {example}: marker step {r['marker']}, label {r['label']}")
-    plots.bars(axes[1], {"run 1": r["weights"][0], "run 2": r["weights"][1]}, marker=r["marker"],
-               title="attention weights")
-    plots.bars(axes[2], {"run 1": r["effects"][0], "run 2": r["effects"][1]}, marker=r["marker"],
-               ylabel="|Δp| when dropped", title="removal effects")
-    return fig
+    return example_figure(r["readings"], r["marker"], lesson.THRESHOLD,
+                          f"example {example}: marker step {r['marker']}, label {r['label']}",
+                          {"run 1": r["weights"][0], "run 2": r["weights"][1]},
+                          {"run 1": r["effects"][0], "run 2": r["effects"][1]})
 
 
 def describe_example(example: int) -> str:
@@ -508,14 +516,10 @@ def _flavour_measures(flavour: str, seed: int) -> dict:
 def render_flavour(flavour: str, seeds=(0, 1), example: int = FLAVOUR_EXAMPLE):
     """Readings, weights and removal effects of one flavour on one held-out example, one colour per seed."""
     r = flavour_report(flavour, seeds, example)
-    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
-    plots.readings(axes[0], r["readings"], r["marker"], lesson.THRESHOLD,
-                   title=f"example {example}: marker step {r['marker']}, label {r['label']}")
     names = [f"seed {s}" for s in seeds]
-    plots.bars(axes[1], dict(zip(names, r["weights"])), marker=r["marker"], title=f"{flavour}: weights")
-    plots.bars(axes[2], dict(zip(names, r["effects"])), marker=r["marker"], ylabel="|Δp| when dropped",
-               title="removal effects")
-    return fig
+    return example_figure(r["readings"], r["marker"], lesson.THRESHOLD,
+                          f"example {example}: marker step {r['marker']}, label {r['label']}",
+                          dict(zip(names, r["weights"])), dict(zip(names, r["effects"])), f"{flavour}: weights")
 
 
 def describe_flavour(flavour: str, seeds=(0, 1), example: int = FLAVOUR_EXAMPLE) -> str:
@@ -580,14 +584,10 @@ def head_report(choice: str, example: int = 0, seed: int = HEADS_SEED) -> dict:
 
 def render_head(choice: str, example: int = 0):
     r = head_report(choice, example)
-    fig, axes = plots.figure(3, 1, width=9.5, height=2.5)
-    plots.readings(axes[0], r["readings"], r["marker"], r["level"],
-                   title=f"example {example}: label {r['label']} (dashed: mean)")
     colour = (plots.RUNS[HEAD_CHOICES[choice][1]],)           # head 0 blue, head 1 orange, as on the page
-    plots.bars(axes[1], {choice: r["weights"]}, marker=r["marker"], colours=colour, title=f"{choice}: weights")
-    plots.bars(axes[2], {choice: r["effects"]}, marker=r["marker"], colours=colour,
-               ylabel="|Δp| when dropped", title="removal effects (this head only)")
-    return fig
+    return example_figure(r["readings"], r["marker"], r["level"], f"example {example}: label {r['label']} (dashed: mean)",
+                          {choice: r["weights"]}, {choice: r["effects"]}, f"{choice}: weights",
+                          "removal effects (this head only)", colour)
 
 
 def describe_head(choice: str, example: int = 0) -> str:
