@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import best_of  # noqa: E402
 
 import lesson_oracle  # noqa: E402  (the loop version, kept beside the tests)
-from lib import lesson  # noqa: E402
+from attention_measured import lesson  # noqa: E402
 
 
 

@@ -17,7 +17,7 @@ from timing import best_of  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from lib import attention, memory, selfattention, taxonomy  # noqa: E402
+from attention_measured import attention, memory, selfattention, taxonomy  # noqa: E402
 from test_attention import reference_multi_head  # noqa: E402  (the loop version, kept beside the tests)
 
 

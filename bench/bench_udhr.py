@@ -25,7 +25,7 @@ from timing import best_of  # noqa: E402
 import numpy as np  # noqa: E402
 
 import udhr_oracle  # noqa: E402  (the loop version, kept beside the tests)
-from lib import udhr  # noqa: E402
+from attention_measured import udhr  # noqa: E402
 
 ITERATIONS = 200
 AGREEMENT = 80    # beyond ~100 iterations rounding differences grow chaotically

@@ -1,5 +1,5 @@
 import sys
 from pathlib import Path
 
-# the loop oracle lives beside the tests, not in lib/
+# the loop oracle lives beside the tests, not in the library
 sys.path.insert(0, str(Path(__file__).parent))

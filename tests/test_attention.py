@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_gradient
-from lib import attention
+from attention_measured import attention
 
 
 def random(shape, seed):

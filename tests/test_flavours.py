@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_gradient
-from lib import flavours, taxonomy
-from lib.attention import softmax
+from attention_measured import flavours, taxonomy
+from attention_measured.attention import softmax
 
 N, n, m, D = 3, 2, 5, 4
 

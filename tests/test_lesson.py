@@ -3,7 +3,7 @@ import pytest
 
 import lesson_oracle as oracle
 from gradcheck import numeric_gradient
-from lib import lesson
+from attention_measured import lesson
 
 LESSON = {  # the lesson's printed numbers, to 4 places
     "baseline": 0.6333,

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_gradient
-from lib import memory
+from attention_measured import memory
 
 
 @pytest.mark.parametrize("hops", [1, 3])

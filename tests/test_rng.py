@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from lib import rng
+from attention_measured import rng
 from lesson_oracle import stream
 
 

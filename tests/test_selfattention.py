@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_gradient
-from lib import attention, selfattention
+from attention_measured import attention, selfattention
 
 
 def check_model_gradients(p, loss_and_grads):

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gradcheck import numeric_gradient
-from lib import taxonomy
+from attention_measured import taxonomy
 
 
 def check_model_gradients(model, p, loss_and_grads):

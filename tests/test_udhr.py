@@ -5,7 +5,7 @@ import pytest
 
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
-from lib import attention, udhr
+from attention_measured import attention, udhr
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.

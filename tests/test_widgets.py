@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from lib import lesson, udhr, widgets
+from attention_measured import lesson, udhr, widgets
 
 
 def tiny_render(a, b):
@@ -93,7 +93,7 @@ def test_part_two_widget_functions_refuse_bad_input(call, message):
 
 # ------------------------------------------------------------------ Part III
 def test_flavour_report_matches_the_measures_of_its_run():
-    from lib import taxonomy
+    from attention_measured import taxonomy
     r = widgets.flavour_report("dot", (0,))
     model, params = taxonomy.lesson_run("dot", 0)
     heldout = taxonomy.lesson_data()[1]
@@ -103,7 +103,7 @@ def test_flavour_report_matches_the_measures_of_its_run():
 
 
 def test_head_report_shows_the_chosen_head():
-    from lib import selfattention
+    from attention_measured import selfattention
     r = widgets.head_report("two heads: head 1", 3)
     model, params = selfattention.heads_run(2, widgets.HEADS_SEED)
     _, weights = model.forward(params, selfattention.heads_data()[1].inputs[3:4])

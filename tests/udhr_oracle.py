@@ -3,7 +3,7 @@
 A literal transcription of the demo's algorithm with query="token": a Python
 loop over sentences, the self-position blanked with -1e9 before a row softmax
 written here, gradients summed over sentences and averaged before Adam.  It
-imports nothing from lib/, so tests/test_udhr.py can check the vectorised
+imports nothing from the library, so tests/test_udhr.py can check the vectorised
 version against it and bench/bench_udhr.py can time the two side by side.
 """
 from __future__ import annotations

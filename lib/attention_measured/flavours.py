@@ -27,7 +27,7 @@ Flavours (section of Part III that explains each):
 
 Models built from them (:class:`Reader`, :class:`Hierarchical`,
 :class:`Aligner`), their tasks, training (:func:`fit`) and measures live in
-:mod:`lib.taxonomy`.
+:mod:`attention_measured.taxonomy`.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from .attention import softmax, softmax_backward
 
 
 class Params(dict):
-    """Named arrays of one model; also readable and settable as attributes (for :class:`lib.optim.Adam`)."""
+    """Named arrays of one model; also readable and settable as attributes (for :class:`attention_measured.optim.Adam`)."""
 
     def arrays(self) -> dict[str, np.ndarray]:
         return self

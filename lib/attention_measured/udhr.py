@@ -5,7 +5,7 @@ Section 1, "The corpus and its tokens": :data:`ARTICLES`, :data:`CORPUS`, :func:
 Section 2, "One head, by hand": :class:`Params`, :func:`init_params`,
 :func:`make_batch`, :func:`forward` and :func:`backward`, every backward line
 paired with the forward line it undoes.
-Section 3, "Training and the heat map": :func:`train` (with :class:`lib.optim.Adam`),
+Section 3, "Training and the heat map": :func:`train` (with :class:`attention_measured.optim.Adam`),
 :func:`attention_weights`, :func:`loss_csv_rows` and :func:`write_csvs`.
 Section 4, "What the memory remembers": :func:`predict` and
 :func:`top1_accuracy`, on the training sentences or on held-out ones;
@@ -116,7 +116,7 @@ def encode(sentence_or_tokens) -> list[int]:
     if unknown:
         words = ", ".join(repr(w) for w in unknown)
         raise ValueError(f"not in the vocabulary: {words}. The head only knows the {len(VOCAB)} tokens "
-                         f"of the corpus; see lib.udhr.VOCAB for the list")
+                         f"of the corpus; see attention_measured.udhr.VOCAB for the list")
     if len(tokens) < 2:
         raise ValueError(f"a sentence needs at least two tokens, got {tokens!r}: a token may not attend "
                          f"to itself, so a single token would have nothing to attend to")
@@ -801,7 +801,7 @@ def removal_effects(model, tokens=DISPLAY) -> np.ndarray:
     the head gives to the true token at position i of ``tokens`` and
     "without key j" means that query i's weight on key j is dropped and the
     weights on its other allowed keys are renormalised to sum to one
-    (:func:`lib.attention.drop_each_step` with the sentence's allowed mask).
+    (:func:`attention_measured.attention.drop_each_step` with the sentence's allowed mask).
     Queries, keys and values are those of the full sentence.  The diagonal is
     0: a position never attends to itself, so dropping it changes nothing.
     If j was a position's only allowed key (a 2-token sentence), the read is

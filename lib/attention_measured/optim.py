@@ -2,7 +2,7 @@
 
 It works on any parameter object whose ``arrays()`` returns a dict of named
 numpy arrays and whose fields can be set by name (``setattr``), such as
-:class:`lib.udhr.Params` and :class:`lib.flavours.Params`.
+:class:`attention_measured.udhr.Params` and :class:`attention_measured.flavours.Params`.
 """
 from __future__ import annotations
 

@@ -491,7 +491,7 @@ def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> 
 
     Returns the example's "readings", "marker" and "label", and per seed its
     "weights" and removal "effects" (each (seeds, T)), "p" (seeds,) and the
-    held-out "measures" (dicts from :func:`lib.taxonomy.measure`).
+    held-out "measures" (dicts from :func:`attention_measured.taxonomy.measure`).
     """
     heldout = taxonomy.lesson_data()[1]
     index = lesson.check_example(example, len(heldout))

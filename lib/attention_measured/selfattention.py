@@ -1,7 +1,7 @@
 """Part III, sections 5 to 7: self-attention measured, several heads, and order.
 
-Built on :func:`lib.attention.multi_head_attention` (its projections explicit)
-and :func:`lib.attention.sinusoidal_positions`.
+Built on :func:`attention_measured.attention.multi_head_attention` (its projections explicit)
+and :func:`attention_measured.attention.sinusoidal_positions`.
 
 - :func:`scaling_at_init`            section 5: why scores are divided by sqrt(d)
 - :func:`two_patterns`, :class:`HeadsReader`, :func:`head_removal_effects`, :func:`heads_measures`
