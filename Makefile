@@ -3,10 +3,18 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 READY  := $(VENV)/.requirements-installed
+# A second environment with only what a reader installs (the package and a kernel), as on Colab.
+READER := .venv-reader
+READER_READY := $(READER)/.requirements-installed
 NOTEBOOKS := $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
+# Trained models are kept here between runs, filed under the hash of the code and the arithmetic.
+export ATTENTION_MEASURED_CACHE ?= $(CURDIR)/_build/cache
+# The second processor setup of `make test-cpus`: OpenBLAS's SSE-only kernels, numpy without AVX2.
+OTHER_CPU := OPENBLAS_CORETYPE=Nehalem NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" \
+             OPENBLAS_NUM_THREADS=1 ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-other-cpu
 
-.PHONY: book test test-lib test-notebooks test-build test-browser bench serve lab refresh clean
+.PHONY: book test test-lib test-notebooks test-cpus test-build test-browser bench serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change.
 $(READY): requirements.txt pyproject.toml
@@ -14,28 +22,53 @@ $(READY): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $@
 
+# The reader's environment: numpy, matplotlib, ipywidgets, a kernel and the package with its own
+# dependencies, at the versions requirements.txt pins, and nothing else.
+$(READER_READY): requirements.txt pyproject.toml
+	@test -x $(READER)/bin/python || $(PYTHON) -m venv $(READER)
+	@mkdir -p _build && sed '/^-e/d' requirements.txt > _build/constraints.txt
+	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check -c _build/constraints.txt \
+	    numpy matplotlib ipywidgets ipykernel setuptools
+	$(READER)/bin/python -m ipykernel install --sys-prefix --name attention-measured-reader \
+	    --display-name "attention-measured (reader)" > /dev/null
+	@touch $@
+
 book: $(READY)
 	$(BIN)/jupyter-book build .
 	@echo "The book is in _build/html: open _build/html/index.html, or run 'make serve'."
 
-test: test-lib test-notebooks test-build test-browser
+test: test-lib test-notebooks test-browser
 
+# Lint and format checks, then pytest for the library (every backward pass by finite differences).
 test-lib: $(READY)
-	$(BIN)/python -m pytest tests --ignore=tests/browser
+	$(BIN)/ruff check lib tests bench tools
+	$(BIN)/ruff format --check lib tests bench tools
+	$(BIN)/python -m pytest -n 2 tests --ignore=tests/browser
 
-# nbval re-runs every notebook and compares its printed outputs with the stored ones.
-test-notebooks: $(READY)
-	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-	    --nbval-sanitize-with nbval_sanitize.cfg $(NOTEBOOKS)
+# nbval re-runs every notebook and compares its printed outputs with the stored ones. Each notebook
+# runs alone in an empty folder, in the reader's environment, with the package installed from this
+# checkout as pip installs it (never editable, so no `lib` folder is on the path).
+test-notebooks: $(READY) $(READER_READY)
+	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+	    -c _build/constraints.txt .
+	rm -rf _build/alone && $(BIN)/python tools/alone.py _build/alone $(NOTEBOOKS)
+	JUPYTER_PATH=$(CURDIR)/$(READER)/share/jupyter $(BIN)/python -m pytest -p no:cacheprovider -n 2 \
+	    --dist loadscope --nbval --nbval-kernel-name attention-measured-reader \
+	    --nbval-sanitize-with nbval_sanitize.cfg _build/alone
+
+# The same check on another processor's arithmetic (run by the second CI job).
+test-cpus: $(READER_READY)
+	$(MAKE) test-notebooks $(OTHER_CPU)
 
 # A strict build from scratch: warnings are errors, and no cached or stale page hides one.
 test-build: $(READY)
 	rm -rf _build/.doctrees _build/html
 	$(BIN)/jupyter-book build -W -n --keep-going --all .
 
-# Every built page in headless Chromium (Debian's `chromium`, or $$CHROMIUM), offline.
-test-browser: $(READY)
-	$(BIN)/python -m pytest tests/browser
+# Every page of the build just made, in headless Chromium, offline; the browser is installed
+# when this machine has none (tools/browser.py says how).
+test-browser: test-build
+	CHROMIUM="$$($(BIN)/python tools/browser.py)" $(BIN)/python -m pytest tests/browser
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py

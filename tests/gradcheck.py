@@ -1,4 +1,5 @@
 """Central finite differences, for the backward-pass tests."""
+
 import numpy as np
 
 

@@ -4,6 +4,7 @@ It follows the lesson's algorithm literally (lists, loops, math.exp) and shares
 no code with the library, so that lib/attention_measured/lesson.py's vectorised version can be checked
 against it (tests/test_lesson.py) and timed against it (bench/).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ def stream(seed):
         nonlocal state
         state = (state * 1664525 + 1013904223) & MASK
         return state / 4294967296
+
     return draw
 
 
@@ -46,6 +48,7 @@ def initial(seed):
     def weight():
         a, b, c = draw(), draw(), draw()
         return (a + b + c - 1.5) * 0.9
+
     wk = [[weight(), weight()] for _ in range(D)]
     wv = [[weight(), weight()] for _ in range(D)]
     q = [weight() for _ in range(D)]
@@ -76,8 +79,13 @@ def train(seed, data, epochs=200, lr=0.6):
     net = initial(seed)
     n = len(data)
     for _ in range(epochs):
-        g = {"wk": [[0.0, 0.0] for _ in range(D)], "wv": [[0.0, 0.0] for _ in range(D)],
-             "q": [0.0] * D, "w": [0.0] * D, "b": 0.0}
+        g = {
+            "wk": [[0.0, 0.0] for _ in range(D)],
+            "wv": [[0.0, 0.0] for _ in range(D)],
+            "q": [0.0] * D,
+            "w": [0.0] * D,
+            "b": 0.0,
+        }
         for inputs, label, _ in data:
             keys, values, weights, context, logit = run(net, inputs)
             err = sigmoid(logit) - label
@@ -124,14 +132,23 @@ def measures(net, train_set, heldout):
             heavy += 1
             inert += effects[top] < 0.05
     n = len(heldout)
-    return {"train_accuracy": correct(train_set), "heldout_accuracy": correct(heldout),
-            "marker_weight": weight / n, "marker_hit_rate": hits / n, "agreement": agree / n,
-            "effect_of_heaviest": effect_sum / n, "heavy_count": heavy, "heavy_inert_count": inert}
+    return {
+        "train_accuracy": correct(train_set),
+        "heldout_accuracy": correct(heldout),
+        "marker_weight": weight / n,
+        "marker_hit_rate": hits / n,
+        "agreement": agree / n,
+        "effect_of_heaviest": effect_sum / n,
+        "heavy_count": heavy,
+        "heavy_inert_count": inert,
+    }
 
 
 def summary(data_seed=20260218, init_seeds=(20260219, 20260220), epochs=200):
     data = sequences(720, data_seed)
     train_set, heldout = data[:360], data[540:]
     rate = sum(y for _, y, _ in heldout) / len(heldout)
-    return {"baseline": max(rate, 1 - rate),
-            "runs": [measures(train(s, train_set, epochs), train_set, heldout) for s in init_seeds]}
+    return {
+        "baseline": max(rate, 1 - rate),
+        "runs": [measures(train(s, train_set, epochs), train_set, heldout) for s in init_seeds],
+    }

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from gradcheck import numeric_gradient
+
 from attention_measured import attention
 
 
@@ -36,7 +36,7 @@ def test_drop_each_step_renormalises_the_rest():
     without = attention.drop_each_step(scores)
     assert without.shape == (5, 6, 6)
     for t in range(6):
-        expected = np.delete(w, t, axis=-1) / (1 - w[:, t:t + 1])
+        expected = np.delete(w, t, axis=-1) / (1 - w[:, t : t + 1])
         np.testing.assert_allclose(np.delete(without[:, t], t, axis=-1), expected, rtol=1e-12)
         np.testing.assert_array_equal(without[:, t, t], 0.0)
 
@@ -53,7 +53,7 @@ def test_sdpa_matches_a_direct_computation_and_torch_scaling():
     out, w = attention.scaled_dot_product_attention(q, k, v)
     for b in range(2):
         for i in range(3):
-            s = np.array([q[b, i] @ k[b, j] for j in range(5)]) / 2.0   # sqrt(4)
+            s = np.array([q[b, i] @ k[b, j] for j in range(5)]) / 2.0  # sqrt(4)
             e = np.exp(s - s.max())
             np.testing.assert_allclose(w[b, i], e / e.sum())
             np.testing.assert_allclose(out[b, i], (e / e.sum()) @ v[b])
@@ -76,15 +76,19 @@ def test_sdpa_backward_matches_finite_differences():
 
     def objective():
         return np.sum(attention.scaled_dot_product_attention(q, k, v, mask)[0] * upstream)
+
     for grad, x in zip(grads, (q, k, v)):
         np.testing.assert_allclose(grad, numeric_gradient(objective, x), atol=1e-7)
 
 
-@pytest.mark.parametrize("shapes, message", [
-    (((3, 4), (5, 3), (5, 2)), "same size d"),
-    (((3, 4), (5, 4), (6, 2)), "same number of steps"),
-    (((4,), (5, 4), (5, 2)), "at least two"),
-])
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        (((3, 4), (5, 3), (5, 2)), "same size d"),
+        (((3, 4), (5, 4), (6, 2)), "same number of steps"),
+        (((4,), (5, 4), (5, 2)), "at least two"),
+    ],
+)
 def test_sdpa_refuses_mismatched_shapes(shapes, message):
     q, k, v = (np.zeros(s) for s in shapes)
     with pytest.raises(ValueError, match=message):
@@ -97,9 +101,9 @@ def reference_multi_head(queries, keys, W_q, W_k, W_v, W_o, heads):
     dk, dv = W_q.shape[1] // heads, W_v.shape[1] // heads
     outputs = []
     for h in range(heads):
-        q = queries @ W_q[:, h * dk:(h + 1) * dk]
-        k = keys @ W_k[:, h * dk:(h + 1) * dk]
-        v = keys @ W_v[:, h * dv:(h + 1) * dv]
+        q = queries @ W_q[:, h * dk : (h + 1) * dk]
+        k = keys @ W_k[:, h * dk : (h + 1) * dk]
+        v = keys @ W_v[:, h * dv : (h + 1) * dv]
         rows = []
         for i in range(q.shape[0]):
             s = k @ q[i] / np.sqrt(dk)
@@ -111,8 +115,14 @@ def reference_multi_head(queries, keys, W_q, W_k, W_v, W_o, heads):
 
 def mha_setup(seed=0, heads=2, n=3, m=4, d_in=5, dk=3, dv=2, d_out=4):
     r = np.random.RandomState(seed)
-    return (r.normal(size=(2, n, d_in)), r.normal(size=(2, m, d_in)), r.normal(size=(d_in, heads * dk)),
-            r.normal(size=(d_in, heads * dk)), r.normal(size=(d_in, heads * dv)), r.normal(size=(heads * dv, d_out)))
+    return (
+        r.normal(size=(2, n, d_in)),
+        r.normal(size=(2, m, d_in)),
+        r.normal(size=(d_in, heads * dk)),
+        r.normal(size=(d_in, heads * dk)),
+        r.normal(size=(d_in, heads * dv)),
+        r.normal(size=(heads * dv, d_out)),
+    )
 
 
 def test_multi_head_matches_a_head_by_head_reference():
@@ -120,7 +130,9 @@ def test_multi_head_matches_a_head_by_head_reference():
     out, weights = attention.multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads=2)
     assert weights.shape == (2, 2, 3, 4)
     for b in range(2):
-        np.testing.assert_allclose(out[b], reference_multi_head(queries[b], keys[b], W_q, W_k, W_v, W_o, 2), rtol=1e-12)
+        np.testing.assert_allclose(
+            out[b], reference_multi_head(queries[b], keys[b], W_q, W_k, W_v, W_o, 2), rtol=1e-12
+        )
 
 
 def test_one_head_is_scaled_dot_product_attention_with_projections():
@@ -137,20 +149,26 @@ def test_multi_head_backward_matches_finite_differences():
     direction = np.random.RandomState(2).normal(size=(2, 3, 4))
 
     def objective():
-        return float((attention.multi_head_attention(*args, heads=2, mask=mask)[0] * direction).sum())
+        return float(
+            (attention.multi_head_attention(*args, heads=2, mask=mask)[0] * direction).sum()
+        )
 
     _, weights = attention.multi_head_attention(*args, heads=2, mask=mask)
     grads = attention.multi_head_attention_backward(*args, 2, weights, direction)
     names = ["grad_queries", "grad_keys", "W_q", "W_k", "W_v", "W_o"]
     for name, a in zip(names, args):
-        np.testing.assert_allclose(grads[name], numeric_gradient(objective, a), atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            grads[name], numeric_gradient(objective, a), atol=1e-6, err_msg=name
+        )
 
 
 def test_self_attention_without_positions_is_permutation_equivariant():
     x, _, W_q, W_k, W_v, W_o = mha_setup(seed=3, n=6)
     order = np.random.RandomState(4).permutation(6)
     out, _ = attention.multi_head_attention(x, x, W_q, W_k, W_v, W_o, heads=2)
-    shuffled, _ = attention.multi_head_attention(x[:, order], x[:, order], W_q, W_k, W_v, W_o, heads=2)
+    shuffled, _ = attention.multi_head_attention(
+        x[:, order], x[:, order], W_q, W_k, W_v, W_o, heads=2
+    )
     np.testing.assert_allclose(shuffled, out[:, order], rtol=1e-12)
 
 
@@ -168,5 +186,12 @@ def test_masks_and_positions():
     with pytest.raises(ValueError, match="lengths"):
         attention.padding_mask([5], 4)
     with pytest.raises(ValueError, match="heads"):
-        attention.multi_head_attention(np.zeros((1, 2, 5)), np.zeros((1, 2, 5)), np.zeros((5, 6)), np.zeros((5, 6)),
-                                       np.zeros((5, 4)), np.zeros((4, 2)), heads=4)
+        attention.multi_head_attention(
+            np.zeros((1, 2, 5)),
+            np.zeros((1, 2, 5)),
+            np.zeros((5, 6)),
+            np.zeros((5, 6)),
+            np.zeros((5, 4)),
+            np.zeros((4, 2)),
+            heads=4,
+        )

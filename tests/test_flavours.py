@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from gradcheck import numeric_gradient
+
 from attention_measured import flavours, taxonomy
 from attention_measured.attention import softmax
 
@@ -12,7 +12,7 @@ def setup(name, seed=0, mask=None):
     rng = np.random.RandomState(seed)
     flavour = flavours.make(name)
     p = flavours.Params(flavour.init(rng, D, D, m))
-    for k in p:                       # move off zero-initialised biases so every path is exercised
+    for k in p:  # move off zero-initialised biases so every path is exercised
         p[k] = np.asarray(p[k] + rng.normal(0, 0.3, np.shape(p[k])))
     h = rng.normal(size=(N, m, D))
     s = rng.normal(size=(N, n, D)) if flavour.needs_query else None
@@ -34,7 +34,9 @@ def test_every_flavour_backward_matches_finite_differences(name):
     grads, grad_h, grad_s = flavours.attend_backward(flavour, p, h, s, att, direction)
     assert set(grads) == set(p)
     for k in p:
-        np.testing.assert_allclose(grads[k], numeric_gradient(objective, p[k]), atol=1e-7, err_msg=k)
+        np.testing.assert_allclose(
+            grads[k], numeric_gradient(objective, p[k]), atol=1e-7, err_msg=k
+        )
     np.testing.assert_allclose(grad_h, numeric_gradient(objective, h), atol=1e-7)
     if s is not None:
         np.testing.assert_allclose(grad_s, numeric_gradient(objective, s), atol=1e-7)
@@ -53,7 +55,9 @@ def test_concat_is_the_additive_score_with_its_matrix_split():
     cat, p, h, s, _ = setup("concat")
     W = p["cat_W"]
     additive = {"add_W": W[:, :D], "add_U": W[:, D:], "add_v": p["cat_v"]}
-    np.testing.assert_allclose(cat.scores(p, h, s)[0], flavours.Additive().scores(additive, h, s)[0])
+    np.testing.assert_allclose(
+        cat.scores(p, h, s)[0], flavours.Additive().scores(additive, h, s)[0]
+    )
 
 
 def test_feed_forward_scores_stay_inside_minus_one_and_one():
@@ -97,7 +101,7 @@ def test_reinforce_is_unbiased_for_the_expected_loss():
     weights = softmax(rng.normal(size=(4, 6)))
     losses = rng.normal(size=(4, 6))
     exact = weights * (losses - (weights * losses).sum(-1, keepdims=True))
-    chosen = np.array([flavours.sample_steps(weights, rng) for _ in range(40000)])       # (draws, 4)
+    chosen = np.array([flavours.sample_steps(weights, rng) for _ in range(40000)])  # (draws, 4)
     advantage = np.take_along_axis(losses, chosen.T, axis=1).T
     estimate = flavours.reinforce_scores_gradient(weights, chosen, advantage).mean(axis=0)
     np.testing.assert_allclose(estimate, exact, atol=0.02)

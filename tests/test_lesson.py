@@ -1,19 +1,33 @@
+import lesson_oracle as oracle
 import numpy as np
 import pytest
-
-import lesson_oracle as oracle
 from gradcheck import numeric_gradient
+
 from attention_measured import lesson
 
 LESSON = {  # the lesson's printed numbers, to 4 places
     "baseline": 0.6333,
     "runs": [
-        {"train_accuracy": 0.9028, "heldout_accuracy": 0.8889, "marker_weight": 0.2721,
-         "marker_hit_rate": 0.3444, "agreement": 0.5889, "effect_of_heaviest": 0.3318,
-         "heavy_count": 81, "heavy_inert_count": 27},
-        {"train_accuracy": 0.9889, "heldout_accuracy": 0.9944, "marker_weight": 0.9691,
-         "marker_hit_rate": 1.0000, "agreement": 1.0000, "effect_of_heaviest": 0.4081,
-         "heavy_count": 180, "heavy_inert_count": 43},
+        {
+            "train_accuracy": 0.9028,
+            "heldout_accuracy": 0.8889,
+            "marker_weight": 0.2721,
+            "marker_hit_rate": 0.3444,
+            "agreement": 0.5889,
+            "effect_of_heaviest": 0.3318,
+            "heavy_count": 81,
+            "heavy_inert_count": 27,
+        },
+        {
+            "train_accuracy": 0.9889,
+            "heldout_accuracy": 0.9944,
+            "marker_weight": 0.9691,
+            "marker_hit_rate": 1.0000,
+            "agreement": 1.0000,
+            "effect_of_heaviest": 0.4081,
+            "heavy_count": 180,
+            "heavy_inert_count": 43,
+        },
     ],
 }
 
@@ -52,7 +66,7 @@ def test_the_data_facts_of_section_one(data):
 def test_sequences_equal_the_loop_oracle(seed):
     data = lesson.make_sequences(50, seed)
     for i, (inputs, label, marker) in enumerate(oracle.sequences(50, seed)):
-        assert data.inputs[i].tolist() == inputs          # bit for bit, rounding included
+        assert data.inputs[i].tolist() == inputs  # bit for bit, rounding included
         assert data.labels[i] == label and data.markers[i] == marker
 
 
@@ -112,7 +126,9 @@ def test_removal_effects_recompute_the_softmax_without_the_step(data):
     p, without = lesson.removal_effects(params, example.inputs)
     for t in (0, 5, 11):
         keep = np.arange(12) != t
-        np.testing.assert_allclose(without[0, t], lesson.probability(lesson.forward(params, example.inputs, keep).logit)[0])
+        np.testing.assert_allclose(
+            without[0, t], lesson.probability(lesson.forward(params, example.inputs, keep).logit)[0]
+        )
 
 
 def test_sweep_matches_single_runs():
@@ -123,19 +139,22 @@ def test_sweep_matches_single_runs():
     assert result["seeds"].tolist() == [20260219, 20260220, 31]
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: lesson.train(1.5), "integer"),
-    (lambda: lesson.train(3, epochs=0), "epochs"),
-    (lambda: lesson.train(3, epochs=-4), "epochs"),
-    (lambda: lesson.train(3, learning_rate=0), "learning_rate"),
-    (lambda: lesson.sweep([]), "non-empty"),
-    (lambda: lesson.sweep(5), "non-empty"),
-    (lambda: lesson.summary(init_seeds=("a",)), "integer"),
-    (lambda: lesson.make_sequences(seed=-3), "seed"),
-    (lambda: lesson.check_step(12), "between 0 and 11"),
-    (lambda: lesson.check_step(-1), "between 0 and 11"),
-    (lambda: lesson.make_sequences(10)[10], "example index"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: lesson.train(1.5), "integer"),
+        (lambda: lesson.train(3, epochs=0), "epochs"),
+        (lambda: lesson.train(3, epochs=-4), "epochs"),
+        (lambda: lesson.train(3, learning_rate=0), "learning_rate"),
+        (lambda: lesson.sweep([]), "non-empty"),
+        (lambda: lesson.sweep(5), "non-empty"),
+        (lambda: lesson.summary(init_seeds=("a",)), "integer"),
+        (lambda: lesson.make_sequences(seed=-3), "seed"),
+        (lambda: lesson.check_step(12), "between 0 and 11"),
+        (lambda: lesson.check_step(-1), "between 0 and 11"),
+        (lambda: lesson.make_sequences(10)[10], "example index"),
+    ],
+)
 def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from gradcheck import numeric_gradient
+
 from attention_measured import memory
 
 
@@ -12,7 +12,7 @@ def test_memory_network_gradients(hops):
     model = memory.MemoryNetwork(hops=hops, size=3)
     p = model.init(seed=2)
     for k in p:
-        p[k] = p[k] * 10                      # away from the near-uniform start, so every path matters
+        p[k] = p[k] * 10  # away from the near-uniform start, so every path matters
     _, grads = model.loss_and_grads(p, encoded, data.answers)
     for k in p:
         numeric = numeric_gradient(lambda: model.loss_and_grads(p, encoded, data.answers)[0], p[k])

@@ -1,15 +1,15 @@
 import numpy as np
 import pytest
+from lesson_oracle import stream
 
 from attention_measured import rng
-from lesson_oracle import stream
 
 
 @pytest.mark.parametrize("seed", [0, 1, 20260218, 2**32 + 5, 2**63 + 11])
 def test_draws_match_the_scalar_stream(seed):
     draw = stream(seed)
     expected = [draw() for _ in range(40)]
-    assert rng.draws(seed, 40).tolist() == expected          # bit for bit
+    assert rng.draws(seed, 40).tolist() == expected  # bit for bit
 
 
 def test_many_streams_at_once_equal_one_at_a_time():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from gradcheck import numeric_gradient
+
 from attention_measured import attention, selfattention
 
 
@@ -21,7 +21,9 @@ def test_heads_reader_gradients(heads):
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
 
 
-@pytest.mark.parametrize("positions,pooling", [(p, "mean") for p in selfattention.POSITIONS] + [("none", "first")])
+@pytest.mark.parametrize(
+    "positions,pooling", [(p, "mean") for p in selfattention.POSITIONS] + [("none", "first")]
+)
 def test_order_reader_gradients(positions, pooling):
     data = selfattention.order_task(n=4, length=5, vocabulary=4, seed=0)
     model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4, pooling=pooling)
@@ -43,12 +45,12 @@ def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
         for t in range(12):
             outs = []
             for g in range(2):
-                s = k[:, :, 2 * g:2 * g + 2] @ q[2 * g:2 * g + 2] / np.sqrt(2)
+                s = k[:, :, 2 * g : 2 * g + 2] @ q[2 * g : 2 * g + 2] / np.sqrt(2)
                 keep = np.ones(12, dtype=bool)
                 if g == head:
                     keep[t] = False
                 w = attention.softmax(s, keep)
-                outs.append(np.einsum("nt,ntd->nd", w, v[:, :, 2 * g:2 * g + 2]))
+                outs.append(np.einsum("nt,ntd->nd", w, v[:, :, 2 * g : 2 * g + 2]))
             z = np.concatenate(outs, axis=1) @ p["W_o"] @ p["readout"] + p["bias"]
             np.testing.assert_allclose(without[:, head, t], 1 / (1 + np.exp(-z)), rtol=1e-10)
 
@@ -69,7 +71,9 @@ def test_without_positions_the_order_reader_cannot_see_order():
     model = selfattention.OrderReader("none")
     p = model.init(0)
     shuffled = data.inputs[:, np.random.RandomState(0).permutation(8)]
-    np.testing.assert_allclose(model.forward(p, data.inputs)[0], model.forward(p, shuffled)[0], rtol=1e-10)
+    np.testing.assert_allclose(
+        model.forward(p, data.inputs)[0], model.forward(p, shuffled)[0], rtol=1e-10
+    )
 
 
 def test_scaling_at_init_grows_with_d_only_without_the_scale():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from gradcheck import numeric_gradient
+
 from attention_measured import taxonomy
 
 
@@ -13,10 +13,19 @@ def check_model_gradients(model, p, loss_and_grads):
         np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
 
 
-@pytest.mark.parametrize("flavour,encoder,loss", [
-    ("feed-forward", "linear", "bce"), ("feed-forward, bias per position", "tanh", "mse"),
-    ("context vector", "tanh", "bce"), ("additive", "linear", "mse"), ("general", "linear", "bce"),
-    ("location", "tanh", "bce"), ("local-p (general)", "linear", "bce"), ("mean pooling", "tanh", "mse")])
+@pytest.mark.parametrize(
+    "flavour,encoder,loss",
+    [
+        ("feed-forward", "linear", "bce"),
+        ("feed-forward, bias per position", "tanh", "mse"),
+        ("context vector", "tanh", "bce"),
+        ("additive", "linear", "mse"),
+        ("general", "linear", "bce"),
+        ("location", "tanh", "bce"),
+        ("local-p (general)", "linear", "bce"),
+        ("mean pooling", "tanh", "mse"),
+    ],
+)
 def test_reader_gradients(flavour, encoder, loss):
     data = taxonomy.addition_problem(n=4, steps=6, seed=1)
     model = taxonomy.Reader(flavour, steps=6, encoder=encoder, loss=loss)
@@ -32,7 +41,9 @@ def test_hierarchical_gradients():
     check_model_gradients(model, p, lambda: model.loss_and_grads(p, docs.tokens, docs.labels))
 
 
-@pytest.mark.parametrize("flavour", ["dot", "additive", "location", "local-m (general)", "local-p (general)"])
+@pytest.mark.parametrize(
+    "flavour", ["dot", "additive", "location", "local-m (general)", "local-p (general)"]
+)
 def test_aligner_gradients(flavour):
     tokens = taxonomy.reversal(n=3, length=4, vocabulary=5, seed=0)
     model = taxonomy.Aligner(flavour, vocabulary=5, length=4, hidden=3)
@@ -57,19 +68,27 @@ def test_hard_attention_readout_gradients_match_finite_differences_for_fixed_dra
     p = model.init(seed=1)
     _, grads = model.loss_and_grads(p, tokens, np.random.RandomState(5))
     for k in ("out_W", "out_b"):
-        numeric = numeric_gradient(lambda: model.loss_and_grads(p, tokens, np.random.RandomState(5))[0], p[k])
+        numeric = numeric_gradient(
+            lambda: model.loss_and_grads(p, tokens, np.random.RandomState(5))[0], p[k]
+        )
         np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
 
 
 def test_tasks_are_what_they_say():
     data = taxonomy.addition_problem(n=50, steps=10, seed=0)
     values, flags = data.inputs[..., 0], data.inputs[..., 1]
-    assert np.all(flags.sum(1) == 2) and np.all(data.marked[:, 0] < 5) and np.all(data.marked[:, 1] >= 5)
+    assert (
+        np.all(flags.sum(1) == 2)
+        and np.all(data.marked[:, 0] < 5)
+        and np.all(data.marked[:, 1] >= 5)
+    )
     np.testing.assert_allclose(data.targets, 0.5 + (values * flags).sum(1) / 4)
     docs = taxonomy.documents(n=40, seed=0)
     triggers = (docs.tokens < 2).sum(axis=(1, 2))
     assert np.all(triggers == 1)
-    assert np.all(docs.tokens[np.arange(40), docs.trigger[:, 0], docs.trigger[:, 1]] == 1 - docs.labels)
+    assert np.all(
+        docs.tokens[np.arange(40), docs.trigger[:, 0], docs.trigger[:, 1]] == 1 - docs.labels
+    )
     train, same, moved = taxonomy.shifted_lesson_data(6)
     assert train.marked.max() <= 6 and same.marked.max() <= 6 and moved.marked.min() >= 7
     assert len(same) + len(moved) == 180
@@ -85,6 +104,8 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="later steps"):
         taxonomy.shifted_lesson_data(11)
     with pytest.raises(ValueError, match="ids below"):
-        taxonomy.Aligner("dot", vocabulary=3, length=4).forward(taxonomy.Aligner("dot", 3, 4).init(), np.full((1, 4), 3))
+        taxonomy.Aligner("dot", vocabulary=3, length=4).forward(
+            taxonomy.Aligner("dot", 3, 4).init(), np.full((1, 4), 3)
+        )
     with pytest.raises(ValueError, match="hard=True"):
         taxonomy.gradient_noise(taxonomy.Aligner("dot"), None, None)

@@ -2,15 +2,18 @@ import re
 
 import numpy as np
 import pytest
-
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
+
 from attention_measured import attention, udhr
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
-SMALL = [udhr.DISPLAY, udhr.tokenize("Everyone has the right to education."),
-         udhr.tokenize("No one shall be held in slavery or servitude.")]
+SMALL = [
+    udhr.DISPLAY,
+    udhr.tokenize("Everyone has the right to education."),
+    udhr.tokenize("No one shall be held in slavery or servitude."),
+]
 
 
 # --------------------------------------------------------------- section 1
@@ -18,7 +21,9 @@ def test_the_corpus_and_its_tokens():
     assert len(udhr.SENTENCES) == 16
     assert len(udhr.VOCAB) == 98 and udhr.VOCAB == sorted(set(udhr.VOCAB))
     assert udhr.DISPLAY in udhr.SENTENCES
-    assert " ".join(udhr.DISPLAY) == "all human beings are born free and equal in dignity and rights"
+    assert (
+        " ".join(udhr.DISPLAY) == "all human beings are born free and equal in dignity and rights"
+    )
     assert udhr.tokenize("Life, liberty -- and SECURITY.") == ["life", "liberty", "and", "security"]
     assert udhr.MAX_LEN == 19
 
@@ -44,7 +49,9 @@ def test_a_sentence_needs_two_tokens(sentence):
 # --------------------------------------------------------------- section 2
 def test_initial_weights_are_drawn_in_the_demos_order():
     state = np.random.RandomState(0)
-    expected = [0.1 * state.randn(*shape) for shape in [(98, 24), (24, 24), (24, 24), (24, 24), (24, 98)]]
+    expected = [
+        0.1 * state.randn(*shape) for shape in [(98, 24), (24, 24), (24, 24), (24, 24), (24, 98)]
+    ]
     for query in udhr.QUERIES:
         params = udhr.init_params(0, query)
         for name, want in zip(["E", "W_Q", "W_K", "W_V", "W_O"], expected):
@@ -87,24 +94,29 @@ def test_backward_matches_finite_differences_for_every_array(query):
     batch = udhr.make_batch(SMALL)
     params = udhr.init_params(7, query)
     for array in params.arrays().values():
-        array *= 3.0                       # larger weights: attention far from uniform
+        array *= 3.0  # larger weights: attention far from uniform
     grads = udhr.backward(params, batch, udhr.forward(params, batch))
     pick = np.random.RandomState(1)
     used = np.unique(batch.targets)
     assert set(grads.names()) == set(params.names())
     for name, array in params.arrays().items():
         entries = _random_entries(array.shape, pick, 150)
-        if name == "E":                    # every number of the rows in use, plus random others
-            rows = np.concatenate([udhr.TOKEN_ID[w] * 24 + np.arange(24) for w in ("and", "all", "education")])
+        if name == "E":  # every number of the rows in use, plus random others
+            rows = np.concatenate(
+                [udhr.TOKEN_ID[w] * 24 + np.arange(24) for w in ("and", "all", "education")]
+            )
             entries = np.union1d(entries, rows)
         probe = array.reshape(-1)[entries].copy()
 
-        def loss():
+        def loss(array=array, entries=entries, probe=probe):
             array.reshape(-1)[entries] = probe
             return udhr.forward(params, batch).loss
+
         numeric = numeric_gradient(loss, probe)
         analytic = getattr(grads, name).reshape(-1)[entries]
-        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-7, err_msg=f"{query}: {name}")
+        np.testing.assert_allclose(
+            analytic, numeric, rtol=1e-5, atol=1e-7, err_msg=f"{query}: {name}"
+        )
         assert np.abs(analytic).max() > 1e-3, f"{query}: {name} has no gradient to check"
     unused = np.setdiff1d(np.arange(len(udhr.VOCAB)), used)
     assert not grads.E[unused].any()
@@ -123,7 +135,7 @@ def test_padding_does_not_change_a_sentence():
 def test_only_the_token_query_sees_the_token_it_predicts(query, blind):
     params = udhr.init_params(4, query)
     changed = list(udhr.DISPLAY)
-    changed[5] = "slavery"                 # "free" -> "slavery"
+    changed[5] = "slavery"  # "free" -> "slavery"
     before, after = udhr.predict(params, udhr.DISPLAY)[5], udhr.predict(params, changed)[5]
     assert np.allclose(before, after, rtol=0, atol=1e-15) == blind
 
@@ -162,18 +174,21 @@ def test_the_progress_bar_leaves_the_numbers_alone(capsys):
     assert np.array_equal(quiet.loss_curve, shown.loss_curve)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"epochs": 0}, "epochs must be a positive integer"),
-    ({"epochs": 2.5}, "epochs must be a positive integer"),
-    ({"epochs": True}, "epochs must be a positive integer"),
-    ({"query": "keys"}, "unknown query 'keys'; choose one of 'token', 'mask', 'position'"),
-    ({"seed": 1.5}, "seed must be an integer"),
-    ({"seed": "0"}, "seed must be an integer"),
-    ({"seed": -1}, "seed must be an integer"),
-    ({"sentences": []}, "at least one sentence"),
-    ({"sentences": "all human beings"}, "list of token lists"),
-    ({"sentences": [["free"]]}, "attend to itself"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"epochs": 0}, "epochs must be a positive integer"),
+        ({"epochs": 2.5}, "epochs must be a positive integer"),
+        ({"epochs": True}, "epochs must be a positive integer"),
+        ({"query": "keys"}, "unknown query 'keys'; choose one of 'token', 'mask', 'position'"),
+        ({"seed": 1.5}, "seed must be an integer"),
+        ({"seed": "0"}, "seed must be an integer"),
+        ({"seed": -1}, "seed must be an integer"),
+        ({"sentences": []}, "at least one sentence"),
+        ({"sentences": "all human beings"}, "list of token lists"),
+        ({"sentences": [["free"]]}, "attend to itself"),
+    ],
+)
 def test_bad_training_input_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         udhr.train(**{"epochs": 1, **kwargs})
@@ -198,7 +213,7 @@ def test_csv_files(tmp_path):
     weight_lines = weights_path.read_text().splitlines()
     assert weight_lines[0] == "q,k,w" and len(weight_lines) == 1 + 144
     assert all(re.fullmatch(f"{number},{number},{number}", line) for line in weight_lines[1:])
-    assert weight_lines[1] == "0.000000,0.000000,0.000000"          # the masked diagonal
+    assert weight_lines[1] == "0.000000,0.000000,0.000000"  # the masked diagonal
     table = np.loadtxt(weights_path, delimiter=",", skiprows=1)
     np.testing.assert_allclose(table[:, 2], udhr.attention_weights(result).ravel(), atol=5e-7)
 
@@ -212,7 +227,7 @@ def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
         assert np.array_equal(array, getattr(zero.params, name)), name
     nudged = udhr.train(seed=0, epochs=30, nudge=1e-6)
     assert not np.array_equal(plain.loss_curve, nudged.loss_curve)
-    assert abs(nudged.loss_curve[0] - plain.loss_curve[0]) < 1e-5        # a tiny push, not a new start
+    assert abs(nudged.loss_curve[0] - plain.loss_curve[0]) < 1e-5  # a tiny push, not a new start
 
 
 @pytest.mark.parametrize("nudge", [float("nan"), float("inf"), "1e-12", True, None])
@@ -225,10 +240,10 @@ def _spiky_curve():
     """A falling curve with a wobbling spike at iteration 101, a bump at 201 and a spike from 301 on."""
     curve = np.geomspace(1.0, 1e-3, 400)
     best = curve[99]
-    curve[100:103] = best * np.array([30.0, 8.0, 20.0])   # wobbles across 10x: still one spike
-    curve[103:130] = best * np.linspace(5.0, 1.5, 27)      # back below 2x at iteration 126
-    curve[200] = curve[199] * 5.0                           # a bump, under 10x
-    curve[300:] = curve[299] * 12.0                         # climbs and never comes back
+    curve[100:103] = best * np.array([30.0, 8.0, 20.0])  # wobbles across 10x: still one spike
+    curve[103:130] = best * np.linspace(5.0, 1.5, 27)  # back below 2x at iteration 126
+    curve[200] = curve[199] * 5.0  # a bump, under 10x
+    curve[300:] = curve[299] * 12.0  # climbs and never comes back
     return curve
 
 
@@ -238,19 +253,22 @@ def test_loss_spikes_counts_each_excursion_once_at_its_start():
     assert spikes.dtype.kind == "i" and spikes.tolist() == [101, 301]
     assert udhr.loss_spikes(curve, factor=4.0, recovery=2.0).tolist() == [101, 201, 301]
     assert udhr.loss_spikes(np.geomspace(1.0, 1e-3, 50)).size == 0
-    assert udhr.loss_spikes([1e-3, 5.0, 1.0]).tolist() == [2]             # the first iteration never spikes
+    assert udhr.loss_spikes([1e-3, 5.0, 1.0]).tolist() == [2]  # the first iteration never spikes
     assert udhr.loss_spikes([7.0]).size == 0
 
 
-@pytest.mark.parametrize("curve, kwargs, message", [
-    (np.ones((2, 3)), {}, "one-dimensional"),
-    ("1, 2", {}, "one-dimensional"),
-    ([1.0, 0.0, 2.0], {}, "positive finite"),
-    ([1.0, float("nan")], {}, "positive finite"),
-    ([1.0, 2.0], {"factor": 2.0, "recovery": 2.0}, "factor > recovery >= 1"),
-    ([1.0, 2.0], {"recovery": 0.5}, "factor > recovery >= 1"),
-    ([1.0, 2.0], {"factor": "10"}, "factor must be a finite real number"),
-])
+@pytest.mark.parametrize(
+    "curve, kwargs, message",
+    [
+        (np.ones((2, 3)), {}, "one-dimensional"),
+        ("1, 2", {}, "one-dimensional"),
+        ([1.0, 0.0, 2.0], {}, "positive finite"),
+        ([1.0, float("nan")], {}, "positive finite"),
+        ([1.0, 2.0], {"factor": 2.0, "recovery": 2.0}, "factor > recovery >= 1"),
+        ([1.0, 2.0], {"recovery": 0.5}, "factor > recovery >= 1"),
+        ([1.0, 2.0], {"factor": "10"}, "factor must be a finite real number"),
+    ],
+)
 def test_loss_spikes_refuses_bad_input(curve, kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         udhr.loss_spikes(curve, **kwargs)
@@ -265,13 +283,16 @@ def test_folds_hold_out_every_sentence_but_the_display_one_exactly_once():
 
 # Worked by hand.  Counts: the 3; no, one, right 2; the rest 1.  Sentences holding
 # "no": the first two; "shall": the first; "life": the third.
-TINY_TRAINING = [["no", "one", "shall", "be", "held"], ["no", "one", "has", "the", "right"],
-                 ["the", "right", "to", "life", "the"]]
+TINY_TRAINING = [
+    ["no", "one", "shall", "be", "held"],
+    ["no", "one", "has", "the", "right"],
+    ["the", "right", "to", "life", "the"],
+]
 
 
 def test_the_baselines_on_a_case_worked_by_hand():
     assert udhr.most_frequent_token(TINY_TRAINING) == "the"
-    assert udhr.most_frequent_token([["no", "one"], ["one", "no"]]) == "no"       # a tie: alphabet
+    assert udhr.most_frequent_token([["no", "one"], ["one", "no"]]) == "no"  # a tie: alphabet
     # position 0 ("no"): shall + life give 1 to nine tokens -> most frequent, "the";
     # position 1 ("shall"): no + life give 2 to no, one, the, right -> "the" (3 occurrences);
     # position 2 ("life"): no + shall give 3 to no and one (2 each) -> alphabet, "no".
@@ -287,8 +308,14 @@ def test_the_baselines_on_a_case_worked_by_hand():
 def test_swapped_queries_come_from_the_next_token_within_each_sentence():
     batch = udhr.make_batch([["everyone", "has", "the", "right"], ["no", "one", "shall"]])
     ids = {w: udhr.TOKEN_ID[w] for w in ["everyone", "has", "the", "right", "no", "one", "shall"]}
-    expected_next = [[ids["has"], ids["the"], ids["right"], ids["everyone"]], [ids["one"], ids["shall"], ids["no"], 0]]
-    expected_prev = [[ids["right"], ids["everyone"], ids["has"], ids["the"]], [ids["shall"], ids["no"], ids["one"], 0]]
+    expected_next = [
+        [ids["has"], ids["the"], ids["right"], ids["everyone"]],
+        [ids["one"], ids["shall"], ids["no"], 0],
+    ]
+    expected_prev = [
+        [ids["right"], ids["everyone"], ids["has"], ids["the"]],
+        [ids["shall"], ids["no"], ids["one"], 0],
+    ]
     assert udhr.swapped_query_ids(batch, "next").tolist() == expected_next
     assert udhr.swapped_query_ids(batch, "previous").tolist() == expected_prev
     with pytest.raises(ValueError, match="unknown swap 'random'"):
@@ -299,7 +326,7 @@ def test_the_swap_only_moves_the_queries(trained):
     params = trained.params
     batch = udhr.make_batch(SMALL)
     plain = udhr.forward(params, batch)
-    same = udhr.forward(params, batch, batch.ids)                  # the true tokens as query ids: no change
+    same = udhr.forward(params, batch, batch.ids)  # the true tokens as query ids: no change
     np.testing.assert_allclose(same.probs, plain.probs, rtol=0, atol=1e-12)
     swapped = udhr.forward(params, batch, udhr.swapped_query_ids(batch))
     assert np.array_equal(swapped.keys, plain.keys) and np.array_equal(swapped.values, plain.values)
@@ -346,7 +373,9 @@ def test_removing_the_only_key_leaves_a_uniform_guess(trained):
     tokens = ["everyone", "has"]
     effects = udhr.removal_effects(trained, tokens)
     p_true = udhr.predict(trained, tokens)[[0, 1], udhr.encode(tokens)]
-    np.testing.assert_allclose(effects, [[0, abs(1 / 98 - p_true[0])], [abs(1 / 98 - p_true[1]), 0]], atol=1e-15)
+    np.testing.assert_allclose(
+        effects, [[0, abs(1 / 98 - p_true[0])], [abs(1 / 98 - p_true[1]), 0]], atol=1e-15
+    )
     with pytest.raises(ValueError, match="TrainingResult"):
         udhr.removal_effects("model", tokens)
     with pytest.raises(ValueError, match="VOCAB"):
@@ -362,8 +391,11 @@ def test_heldout_experiment_scores_every_held_out_position(heldout):
     assert heldout["folds"] == udhr.FOLDS and heldout["queries"] == ("token", "mask")
     lengths = [sum(len(udhr.SENTENCES[i]) for i in fold) for fold in udhr.FOLDS]
     assert heldout["positions"].tolist() == lengths
-    assert set(heldout["per_fold"]) == set(heldout["mean"]) == {
-        "token", "mask", "token_swapped", "most_frequent", "positional", "cooccurrence"}
+    assert (
+        set(heldout["per_fold"])
+        == set(heldout["mean"])
+        == {"token", "mask", "token_swapped", "most_frequent", "positional", "cooccurrence"}
+    )
     for method, per_fold in heldout["per_fold"].items():
         assert per_fold.shape == (5,) and np.all((0 <= per_fold) & (per_fold <= 1)), method
         pooled = float(per_fold @ heldout["positions"] / sum(lengths))
@@ -393,15 +425,18 @@ def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
         assert np.array_equal(quiet["per_fold"][method], shown["per_fold"][method])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"queries": ()}, "each once"),
-    ({"queries": ("token", "token")}, "each once"),
-    ({"queries": "token"}, "tuple of query names"),
-    ({"queries": ("keys",)}, "unknown query 'keys'"),
-    ({"progress": "yes"}, "progress must be True or False"),
-    ({"epochs": 0}, "epochs must be a positive integer"),
-    ({"seed": -1}, "seed must be an integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"queries": ()}, "each once"),
+        ({"queries": ("token", "token")}, "each once"),
+        ({"queries": "token"}, "tuple of query names"),
+        ({"queries": ("keys",)}, "unknown query 'keys'"),
+        ({"progress": "yes"}, "progress must be True or False"),
+        ({"epochs": 0}, "epochs must be a positive integer"),
+        ({"seed": -1}, "seed must be an integer"),
+    ],
+)
 def test_heldout_experiment_refuses_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         udhr.heldout_experiment(**{"epochs": 1, **kwargs})

@@ -6,6 +6,7 @@ written here, gradients summed over sentences and averaged before Adam.  It
 imports nothing from the library, so tests/test_udhr.py can check the vectorised
 version against it and bench/bench_udhr.py can time the two side by side.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,13 @@ def row_softmax(scores):
 def initial(vocab_size, seed):
     """The five tensors, drawn in order from one RandomState."""
     draw = np.random.RandomState(seed)
-    shapes = [(vocab_size, WIDTH), (WIDTH, WIDTH), (WIDTH, WIDTH), (WIDTH, WIDTH), (WIDTH, vocab_size)]
+    shapes = [
+        (vocab_size, WIDTH),
+        (WIDTH, WIDTH),
+        (WIDTH, WIDTH),
+        (WIDTH, WIDTH),
+        (WIDTH, vocab_size),
+    ]
     return {name: 0.1 * draw.randn(*shape) for name, shape in zip(NAMES, shapes)}
 
 
@@ -81,7 +88,7 @@ def train(sentences, seed=0, epochs=4000, vocab=None):
             g = acc[name] / len(id_lists)
             first[name] = B1 * first[name] + (1 - B1) * g
             second[name] = B2 * second[name] + (1 - B2) * (g * g)
-            m_hat = first[name] / (1 - B1 ** step)
-            v_hat = second[name] / (1 - B2 ** step)
+            m_hat = first[name] / (1 - B1**step)
+            v_hat = second[name] / (1 - B2**step)
             p[name] -= LR * m_hat / (np.sqrt(v_hat) + EPS)
     return curve, p

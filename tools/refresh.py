@@ -3,6 +3,7 @@
 Usage: python tools/refresh.py chapters/lesson/01-setup.ipynb [...]
 Each notebook runs in its own folder in a fresh kernel of this environment.
 """
+
 import sys
 import time
 from pathlib import Path
@@ -13,9 +14,13 @@ from nbclient import NotebookClient
 
 def refresh(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=900, kernel_name="python3",
-                            store_widget_state=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=900,
+        kernel_name="python3",
+        store_widget_state=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     start = time.perf_counter()
     client.execute()
     nbformat.write(notebook, path)

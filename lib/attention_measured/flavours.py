@@ -29,6 +29,7 @@ Models built from them (:class:`Reader`, :class:`Hierarchical`,
 :class:`Aligner`), their tasks, training (:func:`fit`) and measures live in
 :mod:`attention_measured.taxonomy`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,7 +52,7 @@ class Params(dict):
     def __setattr__(self, name, value):
         self[name] = value
 
-    def copy(self) -> "Params":
+    def copy(self) -> Params:
         return Params({k: np.array(v, dtype=float) for k, v in self.items()})
 
 
@@ -69,7 +70,9 @@ def _check_states(h, s, needs_query: bool, name: str):
             raise ValueError(f"the {name} flavour needs queries s of shape (N, n, S)")
         s = np.asarray(s, dtype=float)
         if s.ndim != 3 or s.shape[0] != h.shape[0]:
-            raise ValueError(f"queries must have shape (N, n, S) with N = {h.shape[0]}, got {s.shape}")
+            raise ValueError(
+                f"queries must have shape (N, n, S) with N = {h.shape[0]}, got {s.shape}"
+            )
     return h, s
 
 
@@ -81,6 +84,7 @@ class Flavour:
     :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
     flavour is local).
     """
+
     name = "flavour"
     needs_query = False
     prefix = ""
@@ -112,6 +116,7 @@ class Flavour:
 
 class MeanPooling(Flavour):
     """Every score 0, so every weight 1/m: the average of the steps, a baseline (section 1)."""
+
     name = "mean pooling"
 
     def scores(self, p, h, s):
@@ -129,6 +134,7 @@ class FeedForward(Flavour):
     ``per_position`` (the bias shape of the article's six-line layer, whose
     pitfall section 1 measures).  Scores lie in (-1, 1).
     """
+
     def __init__(self, per_position: bool = False, prefix: str = "ff_"):
         self.per_position, self.prefix = bool(per_position), prefix
         self.name = "feed-forward, bias per position" if per_position else "feed-forward"
@@ -136,21 +142,27 @@ class FeedForward(Flavour):
     def init(self, rng, key_size, query_size=0, steps=0):
         if self.per_position and steps < 1:
             raise ValueError("a per-position bias needs the number of steps")
-        return {self.key("w"): _normal(rng, key_size),
-                self.key("b"): np.zeros(steps if self.per_position else ())}
+        return {
+            self.key("w"): _normal(rng, key_size),
+            self.key("b"): np.zeros(steps if self.per_position else ()),
+        }
 
     def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name)
         b = p[self.key("b")]
         if self.per_position and np.shape(b) != (h.shape[1],):
-            raise ValueError(f"this layer was built for {np.size(b)} steps; the input has {h.shape[1]}")
-        e = np.tanh(h @ p[self.key("w")] + b)                         # (N, m)
+            raise ValueError(
+                f"this layer was built for {np.size(b)} steps; the input has {h.shape[1]}"
+            )
+        e = np.tanh(h @ p[self.key("w")] + b)  # (N, m)
         return e[:, None, :], e
 
     def scores_backward(self, p, h, s, e, grad_scores):
-        grad_pre = grad_scores.sum(axis=1) * (1 - e * e)              # (N, m)
-        grads = {self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
-                 self.key("b"): grad_pre.sum(axis=0) if self.per_position else grad_pre.sum()}
+        grad_pre = grad_scores.sum(axis=1) * (1 - e * e)  # (N, m)
+        grads = {
+            self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
+            self.key("b"): grad_pre.sum(axis=0) if self.per_position else grad_pre.sum(),
+        }
         return grads, grad_pre[..., None] * p[self.key("w")], None
 
 
@@ -159,26 +171,33 @@ class ContextVector(Flavour):
 
     Parameters W: (A, D), b: (A,), u_w: (A,), the learned context vector.
     """
+
     name = "context vector"
 
     def __init__(self, units: int = 8, prefix: str = "ctx_"):
         self.units, self.prefix = int(units), prefix
 
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {self.key("W"): _normal(rng, self.units, key_size), self.key("b"): np.zeros(self.units),
-                self.key("u"): _normal(rng, self.units)}
+        return {
+            self.key("W"): _normal(rng, self.units, key_size),
+            self.key("b"): np.zeros(self.units),
+            self.key("u"): _normal(rng, self.units),
+        }
 
     def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name)
-        u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])        # (N, m, A)
+        u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
         return (u @ p[self.key("u")])[:, None, :], u
 
     def scores_backward(self, p, h, s, u, grad_scores):
-        g = grad_scores.sum(axis=1)                                   # (N, m)
+        g = grad_scores.sum(axis=1)  # (N, m)
         grad_u_w = np.einsum("nm,nma->a", g, u)
-        grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)      # (N, m, A)
-        grads = {self.key("W"): np.einsum("nma,nmd->ad", grad_pre, h),
-                 self.key("b"): grad_pre.sum(axis=(0, 1)), self.key("u"): grad_u_w}
+        grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)  # (N, m, A)
+        grads = {
+            self.key("W"): np.einsum("nma,nmd->ad", grad_pre, h),
+            self.key("b"): grad_pre.sum(axis=(0, 1)),
+            self.key("u"): grad_u_w,
+        }
         return grads, grad_pre @ p[self.key("W")], None
 
 
@@ -187,6 +206,7 @@ class Additive(Flavour):
 
     Parameters W: (A, S), U: (A, D), v: (A,).
     """
+
     name = "additive"
     needs_query = True
 
@@ -194,37 +214,50 @@ class Additive(Flavour):
         self.units, self.prefix = int(units), prefix
 
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {self.key("W"): _normal(rng, self.units, query_size),
-                self.key("U"): _normal(rng, self.units, key_size), self.key("v"): _normal(rng, self.units)}
+        return {
+            self.key("W"): _normal(rng, self.units, query_size),
+            self.key("U"): _normal(rng, self.units, key_size),
+            self.key("v"): _normal(rng, self.units),
+        }
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
-        hidden = np.tanh((s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :])
-        return hidden @ p[self.key("v")], hidden                      # (N, n, m), (N, n, m, A)
+        hidden = np.tanh(
+            (s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :]
+        )
+        return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
 
     def scores_backward(self, p, h, s, hidden, grad_scores):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
-        grad_pre = grad_scores[..., None] * p[self.key("v")] * (1 - hidden * hidden)   # (N, n, m, A)
-        from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)             # (N, n, A), (N, m, A)
-        grads = {self.key("W"): np.einsum("nia,nis->as", from_query, s),
-                 self.key("U"): np.einsum("nja,njd->ad", from_keys, h), self.key("v"): grad_v}
+        grad_pre = grad_scores[..., None] * p[self.key("v")] * (1 - hidden * hidden)  # (N, n, m, A)
+        from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)  # (N, n, A), (N, m, A)
+        grads = {
+            self.key("W"): np.einsum("nia,nis->as", from_query, s),
+            self.key("U"): np.einsum("nja,njd->ad", from_keys, h),
+            self.key("v"): grad_v,
+        }
         return grads, from_keys @ p[self.key("U")], from_query @ p[self.key("W")]
 
 
 class Dot(Flavour):
     """Luong et al. (2015), "dot": e_ij = s_i · h_j; queries and keys of one size (section 3)."""
+
     name = "dot"
     needs_query = True
 
     def init(self, rng, key_size, query_size=0, steps=0):
         if query_size != key_size:
-            raise ValueError(f"dot scores need queries and keys of one size, got {query_size} and {key_size}")
+            raise ValueError(
+                f"dot scores need queries and keys of one size, got {query_size} and {key_size}"
+            )
         return {}
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
         if s.shape[-1] != h.shape[-1]:
-            raise ValueError(f"dot scores need queries and keys of one size, got {s.shape[-1]} and {h.shape[-1]}")
+            raise ValueError(
+                f"dot scores need queries and keys of one size, got {s.shape[-1]} and {h.shape[-1]}"
+            )
         return s @ np.swapaxes(h, 1, 2), None
 
     def scores_backward(self, p, h, s, cache, grad_scores):
@@ -233,6 +266,7 @@ class Dot(Flavour):
 
 class General(Flavour):
     """Luong et al. (2015), "general": e_ij = s_i · W h_j with W: (S, D) (section 3)."""
+
     name = "general"
     needs_query = True
 
@@ -244,11 +278,11 @@ class General(Flavour):
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
-        projected = h @ p[self.key("W")].T                            # (N, m, S)
+        projected = h @ p[self.key("W")].T  # (N, m, S)
         return s @ np.swapaxes(projected, 1, 2), projected
 
     def scores_backward(self, p, h, s, projected, grad_scores):
-        grad_projected = np.swapaxes(grad_scores, 1, 2) @ s           # (N, m, S)
+        grad_projected = np.swapaxes(grad_scores, 1, 2) @ s  # (N, m, S)
         grads = {self.key("W"): np.einsum("nms,nmd->sd", grad_projected, h)}
         return grads, grad_projected @ p[self.key("W")], grad_scores @ projected
 
@@ -259,6 +293,7 @@ class Concat(Flavour):
     W_a: (A, S + D), v: (A,).  Splitting W_a = [W U] shows that this is
     Bahdanau's additive score, so it is computed by :class:`Additive`.
     """
+
     name = "concat"
     needs_query = True
 
@@ -271,18 +306,31 @@ class Concat(Flavour):
         return {"W": W[:, :query_size], "U": W[:, query_size:], "v": p[self.key("v")]}
 
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {self.key("W"): _normal(rng, self.units, query_size + key_size), self.key("v"): _normal(rng, self.units)}
+        return {
+            self.key("W"): _normal(rng, self.units, query_size + key_size),
+            self.key("v"): _normal(rng, self.units),
+        }
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
-            raise ValueError(f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has {s.shape[-1] + h.shape[-1]}")
+            raise ValueError(
+                f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has {s.shape[-1] + h.shape[-1]}"
+            )
         return self._additive.scores(self._split(p, s.shape[-1]), h, s)
 
     def scores_backward(self, p, h, s, cache, grad_scores):
-        grads, grad_h, grad_s = self._additive.scores_backward(self._split(p, s.shape[-1]), h, s, cache, grad_scores)
-        return ({self.key("W"): np.concatenate([grads["W"], grads["U"]], axis=1), self.key("v"): grads["v"]},
-                grad_h, grad_s)
+        grads, grad_h, grad_s = self._additive.scores_backward(
+            self._split(p, s.shape[-1]), h, s, cache, grad_scores
+        )
+        return (
+            {
+                self.key("W"): np.concatenate([grads["W"], grads["U"]], axis=1),
+                self.key("v"): grads["v"],
+            },
+            grad_h,
+            grad_s,
+        )
 
 
 class Location(Flavour):
@@ -290,6 +338,7 @@ class Location(Flavour):
 
     W: (m, S), so the layer is built for one number of steps.
     """
+
     name = "location"
     needs_query = True
 
@@ -304,7 +353,9 @@ class Location(Flavour):
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
         if p[self.key("W")].shape[0] != h.shape[1]:
-            raise ValueError(f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has {h.shape[1]}")
+            raise ValueError(
+                f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has {h.shape[1]}"
+            )
         return s @ p[self.key("W")].T, None
 
     def scores_backward(self, p, h, s, cache, grad_scores):
@@ -322,6 +373,7 @@ class LocalM(Flavour):
 
     Wraps a score flavour ``inner``; the weights are a softmax over the window.
     """
+
     def __init__(self, inner: Flavour, half_width: int = 2):
         self.inner, self.half_width = inner, int(half_width)
         self.name = f"local-m ({inner.name})"
@@ -338,7 +390,9 @@ class LocalM(Flavour):
 
     def weigh(self, p, scores, s, mask):
         n, m = scores.shape[-2:]
-        window = _window(np.broadcast_to(np.arange(n, dtype=float), scores.shape[:-1]), m, self.half_width)
+        window = _window(
+            np.broadcast_to(np.arange(n, dtype=float), scores.shape[:-1]), m, self.half_width
+        )
         return softmax(scores, window if mask is None else window & mask), None
 
 
@@ -352,6 +406,7 @@ class LocalP(LocalM):
     whole flavour trains by backpropagation.  Parameters W_p: (A, S),
     v_p: (A,), besides the inner flavour's.
     """
+
     needs_query = True
 
     def __init__(self, inner: Flavour, half_width: int = 2, units: int = 8, prefix: str = "lp_"):
@@ -360,12 +415,15 @@ class LocalP(LocalM):
         self.units, self.prefix, self.needs_query = int(units), prefix, True
 
     def init(self, rng, key_size, query_size=0, steps=0):
-        own = {self.key("W"): _normal(rng, self.units, query_size), self.key("v"): _normal(rng, self.units)}
+        own = {
+            self.key("W"): _normal(rng, self.units, query_size),
+            self.key("v"): _normal(rng, self.units),
+        }
         return {**self.inner.init(rng, key_size, query_size, steps), **own}
 
     def centre(self, p, s, steps: int):
         """p_i (N, n) and the tanh layer it came from."""
-        hidden = np.tanh(s @ p[self.key("W")].T)                     # (N, n, A)
+        hidden = np.tanh(s @ p[self.key("W")].T)  # (N, n, A)
         gate = 1.0 / (1.0 + np.exp(-(hidden @ p[self.key("v")])))
         return (steps - 1) * gate, (hidden, gate)
 
@@ -378,7 +436,7 @@ class LocalP(LocalM):
         window = _window(centre, m, self.half_width)
         inside = softmax(scores, window if mask is None else window & mask)
         offset = np.arange(m) - centre[..., None]
-        gauss = np.exp(-offset ** 2 / (2 * sigma ** 2))
+        gauss = np.exp(-(offset**2) / (2 * sigma**2))
         return inside * gauss, (inside, gauss, offset, hidden, gate)
 
     def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
@@ -386,10 +444,12 @@ class LocalP(LocalM):
         m = scores.shape[-1]
         sigma = self.half_width / 2
         grad_scores = softmax_backward(inside, grad_weights * gauss)
-        grad_centre = (grad_weights * inside * gauss * offset).sum(axis=-1) / sigma ** 2     # d gauss / d p
-        grad_logit = grad_centre * (m - 1) * gate * (1 - gate)                                     # (N, n)
+        grad_centre = (grad_weights * inside * gauss * offset).sum(
+            axis=-1
+        ) / sigma**2  # d gauss / d p
+        grad_logit = grad_centre * (m - 1) * gate * (1 - gate)  # (N, n)
         grad_v = np.einsum("ni,nia->a", grad_logit, hidden)
-        grad_pre = grad_logit[..., None] * p[self.key("v")] * (1 - hidden * hidden)          # (N, n, A)
+        grad_pre = grad_logit[..., None] * p[self.key("v")] * (1 - hidden * hidden)  # (N, n, A)
         grads = {self.key("W"): np.einsum("nia,nis->as", grad_pre, s), self.key("v"): grad_v}
         return grads, grad_scores, grad_pre @ p[self.key("W")]
 
@@ -412,7 +472,9 @@ FLAVOURS = {
 def make(name: str) -> Flavour:
     """A fresh flavour by name; see :data:`FLAVOURS` for the names."""
     if name not in FLAVOURS:
-        raise ValueError(f"unknown flavour {name!r}; choose one of {', '.join(map(repr, FLAVOURS))}")
+        raise ValueError(
+            f"unknown flavour {name!r}; choose one of {', '.join(map(repr, FLAVOURS))}"
+        )
     return FLAVOURS[name]()
 
 
@@ -443,11 +505,14 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
     Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
     """
     h = np.asarray(h, dtype=float)
-    grad_weights = grad_context @ np.swapaxes(h, 1, 2)               # context = a h
+    grad_weights = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
     grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
-    weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(p, att.scores, s, att.weights,
-                                                                     att.weight_cache, grad_weights)
-    score_grads, grad_h_scores, grad_s = flavour.scores_backward(p, h, s, att.score_cache, grad_scores)
+    weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
+        p, att.scores, s, att.weights, att.weight_cache, grad_weights
+    )
+    score_grads, grad_h_scores, grad_s = flavour.scores_backward(
+        p, h, s, att.score_cache, grad_scores
+    )
     grad_h = grad_h + grad_h_scores
     if grad_s_window is not None:
         grad_s = grad_s_window if grad_s is None else grad_s + grad_s_window
@@ -462,7 +527,9 @@ def sample_steps(weights: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
     return np.minimum((cumulative <= draws).sum(axis=-1), weights.shape[-1] - 1)
 
 
-def reinforce_scores_gradient(weights: np.ndarray, chosen: np.ndarray, advantage: np.ndarray) -> np.ndarray:
+def reinforce_scores_gradient(
+    weights: np.ndarray, chosen: np.ndarray, advantage: np.ndarray
+) -> np.ndarray:
     """REINFORCE's estimate of d E[loss] / d scores: advantage · (onehot(chosen) - weights) (section 3).
 
     weights: (..., m) softmax weights; chosen: (...,) sampled steps;

@@ -11,6 +11,7 @@ flag), D = 3 key and value size.  Everything that belongs to a trained
 network may carry leading "run" axes (one per init seed), written R...; the
 functions broadcast over them, so a hundred networks train in one pass.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -20,23 +21,24 @@ import numpy as np
 
 from . import rng
 from .attention import drop_each_step, softmax, softmax_backward
+from .blas import one_thread
 
-STEPS = 12                 # T
-CHANNELS = 2               # C: the reading and the marker flag
-KEY_SIZE = 3               # D, for keys, queries and values
+STEPS = 12  # T
+CHANNELS = 2  # C: the reading and the marker flag
+KEY_SIZE = 3  # D, for keys, queries and values
 DATA_SEED = 20260218
 INIT_SEEDS = (DATA_SEED + 1, DATA_SEED + 2)
 N_SEQUENCES = 720
-SPLIT = (360, 180, 180)    # training, set aside (never used), held-out
-THRESHOLD = 0.35           # the label: marker reading above this
-FIRST_MARKER = 2           # the marker sits on steps 2..11
-READING_SPREAD = 1.9       # readings are 1.9 * (u1 + u2 + u3 - 1.5), rounded to 3 places
-INIT_SPREAD = 0.9          # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
+SPLIT = (360, 180, 180)  # training, set aside (never used), held-out
+THRESHOLD = 0.35  # the label: marker reading above this
+FIRST_MARKER = 2  # the marker sits on steps 2..11
+READING_SPREAD = 1.9  # readings are 1.9 * (u1 + u2 + u3 - 1.5), rounded to 3 places
+INIT_SPREAD = 0.9  # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
 EPOCHS = 200
 LEARNING_RATE = 0.6
-LOGIT_CLIP = 30.0          # the lesson clips the logit before the sigmoid
-HEAVY = 0.5                # a "heavy" step carries more than half the weight
-INERT = 0.05               # ... and is "inert" if removing it moves p by less
+LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid
+HEAVY = 0.5  # a "heavy" step carries more than half the weight
+INERT = 0.05  # ... and is "inert" if removing it moves p by less
 
 
 # --------------------------------------------------------------- checking
@@ -75,8 +77,10 @@ def check_example(index, count: int) -> int:
 def _check_inputs(inputs) -> np.ndarray:
     inputs = np.asarray(inputs, dtype=float)
     if inputs.ndim != 3 or inputs.shape[-1] != CHANNELS:
-        raise ValueError(f"inputs must have shape (N, T, {CHANNELS}) (reading and marker flag per step), "
-                         f"got {inputs.shape}")
+        raise ValueError(
+            f"inputs must have shape (N, T, {CHANNELS}) (reading and marker flag per step), "
+            f"got {inputs.shape}"
+        )
     return inputs
 
 
@@ -88,6 +92,7 @@ class Sequences:
     readings: (N, T) float, step 0 is always 0.0;  markers: (N,) int in 2..11;
     labels: (N,) int, 1 where the marker's reading exceeds 0.35.
     """
+
     readings: np.ndarray
     markers: np.ndarray
     labels: np.ndarray
@@ -95,9 +100,11 @@ class Sequences:
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __getitem__(self, index) -> "Sequences":
+    def __getitem__(self, index) -> Sequences:
         if isinstance(index, numbers.Integral):
-            _check_int(index, "example index", -len(self), len(self) - 1)   # negative counts from the end
+            _check_int(
+                index, "example index", -len(self), len(self) - 1
+            )  # negative counts from the end
             index = slice(index, index + 1 if index != -1 else None)
         return Sequences(self.readings[index], self.markers[index], self.labels[index])
 
@@ -150,6 +157,7 @@ class Params:
     key_weights, value_weights: (R..., D, C);  query, readout: (R..., D);
     bias: (R...,).  Counts: 6 + 6 + 3 + 3 + 1 = 19.
     """
+
     key_weights: np.ndarray
     value_weights: np.ndarray
     query: np.ndarray
@@ -161,15 +169,17 @@ class Params:
     def arrays(self) -> list[np.ndarray]:
         return [getattr(self, f) for f in self.FIELDS]
 
-    def __getitem__(self, run) -> "Params":
+    def __getitem__(self, run) -> Params:
         """One network out of a stack."""
         return Params(*(a[run] for a in self.arrays()))
 
     @property
     def size(self) -> int:
         """Parameters per network."""
-        return sum(int(np.prod(a.shape[a.ndim - nd:])) if nd else 1
-                   for a, nd in zip(self.arrays(), (2, 2, 1, 1, 0)))
+        return sum(
+            int(np.prod(a.shape[a.ndim - nd :])) if nd else 1
+            for a, nd in zip(self.arrays(), (2, 2, 1, 1, 0))
+        )
 
 
 def init_params(seeds) -> Params:
@@ -184,10 +194,10 @@ def init_params(seeds) -> Params:
     g = (u[..., 0] + u[..., 1] + u[..., 2] - 1.5) * INIT_SPREAD
     d, c = KEY_SIZE, CHANNELS
     return Params(
-        key_weights=g[:, :d * c].reshape(-1, d, c),
-        value_weights=g[:, d * c:2 * d * c].reshape(-1, d, c),
-        query=g[:, 2 * d * c:2 * d * c + d],
-        readout=g[:, 2 * d * c + d:],
+        key_weights=g[:, : d * c].reshape(-1, d, c),
+        value_weights=g[:, d * c : 2 * d * c].reshape(-1, d, c),
+        query=g[:, 2 * d * c : 2 * d * c + d],
+        readout=g[:, 2 * d * c + d :],
         bias=np.zeros(len(seeds)),
     )
 
@@ -200,7 +210,9 @@ def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
     w · sum_t a_t W_V x_t + b = (W_Vᵀ w) · sum_t a_t x_t + b.  Returns
     (score_direction, readout_direction), each (R..., C).
     """
-    score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(KEY_SIZE)
+    score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(
+        KEY_SIZE
+    )
     readout_direction = np.einsum("...dc,...d->...c", params.value_weights, params.readout)
     return score_direction, readout_direction
 
@@ -213,30 +225,49 @@ def keys_and_values(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _per_step(inputs: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """direction · x_t for every step: inputs (N, T, C), direction (R..., C) -> (R..., N, T)."""
-    flat = direction.reshape(-1, direction.shape[-1]) @ inputs.reshape(-1, inputs.shape[-1]).T
-    return flat.reshape(direction.shape[:-1] + inputs.shape[:-1])   # one matrix product
+    """direction · x_t for every step: inputs (N, T, C), direction (R..., C) -> (R..., N, T).
+
+    Two products and a sum per step, not a matrix product: with C = 2 a BLAS
+    call costs more than it computes, and its rounding depends on the processor.
+    """
+    runs = direction.shape[:-1] + (1, 1)
+    return sum(direction[..., c].reshape(runs) * inputs[..., c] for c in range(inputs.shape[-1]))
 
 
-def _pool(weights: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """sum_t weights_t x_t: weights (R..., N, T), inputs (N, T, C) -> (R..., N, C)."""
-    channels = [(weights * inputs[..., c]) @ np.ones(inputs.shape[-2]) for c in range(inputs.shape[-1])]
-    return np.stack(channels, axis=-1)
+def _step_major(inputs: np.ndarray, run_axes: int) -> np.ndarray:
+    """inputs (N, T, C) as (C, T, 1 per run axis, N): each channel with the steps first.
 
-
-def _sum_over_steps(grad: np.ndarray, inputs: np.ndarray) -> np.ndarray:
-    """The transpose of :func:`_per_step`: grad (R..., N, T) -> (R..., C)."""
-    flat = grad.reshape(grad.shape[:-2] + (-1,))
-    return flat @ inputs.reshape(-1, inputs.shape[-1])
+    The training loop works in this layout: a softmax over the first axis of a
+    (T, R, N) array reduces twelve contiguous slabs, several times faster than
+    reducing twelve-number rows.
+    """
+    channels = np.ascontiguousarray(np.moveaxis(inputs, (2, 1), (0, 1)))  # (C, T, N)
+    return channels.reshape(channels.shape[:2] + (1,) * run_axes + channels.shape[2:])
 
 
 @dataclass
 class Forward:
-    """The intermediates of a forward pass, kept for the backward pass."""
-    scores: np.ndarray    # (R..., N, T)
-    weights: np.ndarray   # (R..., N, T)
-    pooled: np.ndarray    # (R..., N, C)  sum_t weights_t x_t
-    logit: np.ndarray     # (R..., N)
+    """The intermediates of a forward pass, kept for the backward pass.
+
+    Scores and weights are stored steps first, (T, R..., N), the layout
+    :func:`backward` works in; ``scores`` and ``weights`` show them as
+    (R..., N, T), like the inputs.
+    """
+
+    step_scores: np.ndarray  # (T, R..., N)
+    step_weights: np.ndarray  # (T, R..., N)
+    pooled: np.ndarray  # (R..., N, C)  sum_t weights_t x_t
+    logit: np.ndarray  # (R..., N)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """(R..., N, T): q · W_K x_t / sqrt(D) for every step."""
+        return np.moveaxis(self.step_scores, 0, -1)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(R..., N, T): the attention weights, each row summing to one over the steps."""
+        return np.moveaxis(self.step_weights, 0, -1)
 
 
 def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) -> Forward:
@@ -245,15 +276,28 @@ def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) 
     scores_t = q · W_K x_t / sqrt(D); weights = softmax(scores) over the
     steps where ``keep`` (boolean, broadcastable to (R..., N, T)) is True;
     logit = readout · sum_t weights_t W_V x_t + bias.  Computed through
-    :func:`effective`, which gives the same numbers with a fraction of the work.
+    :func:`effective`, which gives the same numbers with a fraction of the work,
+    and without BLAS, so the same on every processor.
     """
     inputs = _check_inputs(inputs)
     score_direction, readout_direction = effective(params)
-    scores = _per_step(inputs, score_direction)
-    weights = softmax(scores, keep)
-    pooled = _pool(weights, inputs)
+    runs = score_direction.shape[:-1]
+    x = _step_major(inputs, len(runs))  # (C, T, 1..., N)
+    scores = _along_steps(x, score_direction)  # (T, R..., N)
+    if keep is not None:
+        keep = np.moveaxis(np.broadcast_to(keep, runs + inputs.shape[:2]), -1, 0)
+    weights = softmax(scores, keep, axis=0)
+    pooled = np.einsum("t...n,ct...n->...nc", weights, x)  # (R..., N, C)
     logit = np.einsum("...nc,...c->...n", pooled, readout_direction) + params.bias[..., None]
     return Forward(scores, weights, pooled, logit)
+
+
+def _along_steps(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """direction · x_t in the steps-first layout: x (C, T, 1..., N), direction (R..., C) -> (T, R..., N)."""
+    out = x[0] * direction[..., 0, None]
+    for c in range(1, len(x)):
+        out += x[c] * direction[..., c, None]
+    return out
 
 
 def probability(logit: np.ndarray) -> np.ndarray:
@@ -268,16 +312,22 @@ def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forwar
     one line of :func:`forward` (and of :func:`effective`), last line first.
     """
     score_direction, readout_direction = effective(params)
+    x = _step_major(_check_inputs(inputs), score_direction.ndim - 1)  # (C, T, 1..., N)
     n = len(labels)
-    grad_logit = (probability(fwd.logit) - labels) / n                                # (R..., N)
+    grad_logit = (probability(fwd.logit) - labels) / n  # (R..., N)
     grad_bias = grad_logit.sum(axis=-1)
-    grad_readout_direction = np.einsum("...n,...nc->...c", grad_logit, fwd.pooled)    # (R..., C)
-    grad_weights = grad_logit[..., None] * _per_step(inputs, readout_direction)        # (R..., N, T)
-    grad_scores = softmax_backward(fwd.weights, grad_weights)
-    grad_score_direction = _sum_over_steps(grad_scores, inputs)
+    grad_readout_direction = np.einsum("...n,...nc->...c", grad_logit, fwd.pooled)  # (R..., C)
+    grad_weights = _along_steps(x, readout_direction)  # (T, R..., N)
+    grad_weights *= grad_logit
+    grad_scores = softmax_backward(fwd.step_weights, grad_weights, axis=0)
+    grad_score_direction = np.einsum("t...n,ct...n->...c", grad_scores, x)  # (R..., C)
     # effective(): score_direction = W_Kᵀ q / sqrt(D), readout_direction = W_Vᵀ w
-    grad_query = np.einsum("...dc,...c->...d", params.key_weights, grad_score_direction) / np.sqrt(KEY_SIZE)
-    grad_key_weights = params.query[..., :, None] * grad_score_direction[..., None, :] / np.sqrt(KEY_SIZE)
+    grad_query = np.einsum("...dc,...c->...d", params.key_weights, grad_score_direction) / np.sqrt(
+        KEY_SIZE
+    )
+    grad_key_weights = (
+        params.query[..., :, None] * grad_score_direction[..., None, :] / np.sqrt(KEY_SIZE)
+    )
     grad_readout = np.einsum("...dc,...c->...d", params.value_weights, grad_readout_direction)
     grad_value_weights = params.readout[..., :, None] * grad_readout_direction[..., None, :]
     return Params(grad_key_weights, grad_value_weights, grad_query, grad_readout, grad_bias)
@@ -293,8 +343,14 @@ def loss(params: Params, inputs: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return cross_entropy(forward(params, inputs).logit, labels)
 
 
-def train_runs(seeds, train_set: Sequences, epochs: int = EPOCHS,
-               learning_rate: float = LEARNING_RATE, loss_curve: bool = False):
+@one_thread
+def train_runs(
+    seeds,
+    train_set: Sequences,
+    epochs: int = EPOCHS,
+    learning_rate: float = LEARNING_RATE,
+    loss_curve: bool = False,
+):
     """Full-batch gradient descent for every init seed at once (sections 2 and 5).
 
     Returns a Params stack with R = len(seeds); run r is the network the
@@ -316,8 +372,12 @@ def train_runs(seeds, train_set: Sequences, epochs: int = EPOCHS,
     return (params, np.array(losses)) if loss_curve else params
 
 
-def train(seed: int, data_seed: int = DATA_SEED, epochs: int = EPOCHS,
-          learning_rate: float = LEARNING_RATE) -> Params:
+def train(
+    seed: int,
+    data_seed: int = DATA_SEED,
+    epochs: int = EPOCHS,
+    learning_rate: float = LEARNING_RATE,
+) -> Params:
     """One network (unstacked Params) trained on the training split of ``data_seed``."""
     train_set = split(make_sequences(seed=data_seed))[0]
     return train_runs([seed], train_set, epochs, learning_rate)[0]
@@ -336,7 +396,9 @@ def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarr
     Returns two arrays of shape (R...,) (section 3).
     """
     weights = forward(params, data.inputs).weights
-    on_marker = np.take_along_axis(weights, np.broadcast_to(data.markers[:, None], weights.shape[:-1] + (1,)), -1)[..., 0]
+    on_marker = np.take_along_axis(
+        weights, np.broadcast_to(data.markers[:, None], weights.shape[:-1] + (1,)), -1
+    )[..., 0]
     hits = weights.argmax(axis=-1) == data.markers
     return on_marker.mean(axis=-1), hits.mean(axis=-1)
 
@@ -350,9 +412,9 @@ def removal_effects(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.
     The removal effect of step t is |p_without[..., t] - p|.
     """
     fwd = forward(params, inputs)
-    without = drop_each_step(fwd.scores)                                    # (R..., N, T, T)
+    without = drop_each_step(fwd.scores)  # (R..., N, T, T)
     readout_direction = effective(params)[1]
-    per_step = _per_step(inputs, readout_direction)                         # (R..., N, T)
+    per_step = _per_step(inputs, readout_direction)  # (R..., N, T)
     logit = (without * per_step[..., None, :]).sum(axis=-1) + params.bias[..., None, None]
     return probability(fwd.logit), probability(logit)
 
@@ -392,8 +454,10 @@ def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> li
         **cause,
     }
     counts = {"heavy_count", "heavy_inert_count"}
-    return [{k: (int(v[r]) if k in counts else float(v[r])) for k, v in columns.items()}
-            for r in range(len(weight))]
+    return [
+        {k: (int(v[r]) if k in counts else float(v[r])) for k, v in columns.items()}
+        for r in range(len(weight))
+    ]
 
 
 def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
@@ -406,8 +470,10 @@ def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
     """
     train_set, _, heldout = split(make_sequences(seed=data_seed))
     params = train_runs(init_seeds, train_set)
-    return {"baseline": majority_baseline(heldout.labels),
-            "runs": measure_runs(params, train_set, heldout)}
+    return {
+        "baseline": majority_baseline(heldout.labels),
+        "runs": measure_runs(params, train_set, heldout),
+    }
 
 
 def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:

@@ -11,14 +11,16 @@
 Shapes: N stories, M memory slots (sentences, the most recent last), V words,
 d embedding size, K hops.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from .attention import softmax, softmax_backward
+from .cache import remembered
 from .flavours import Params
 from .taxonomy import _check_int, softmax_cross_entropy, trained
 
@@ -27,7 +29,7 @@ PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
 OBJECTS = ("apple", "football", "milk")
 WORDS = ("went", "to", "the", "picked", "up", "where", "is") + PEOPLE + PLACES + OBJECTS
 WORD_ID = {w: i for i, w in enumerate(WORDS)}
-SLOTS = 8                      # M: sentences a story may hold
+SLOTS = 8  # M: sentences a story may hold
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class Stories:
     """sentences: N lists of sentences (lists of words); questions: N lists of words;
     answers: (N,) index into PLACES; facts: (N, 2) the supporting sentences
     (the same index twice for the one-fact task), counted from the start."""
+
     sentences: list
     questions: list
     answers: np.ndarray
@@ -46,7 +49,9 @@ class Stories:
     def text(self, i: int) -> str:
         """Story i as readable lines, each sentence numbered, then the question and its answer."""
         lines = [f"{j}: {' '.join(s)}" for j, s in enumerate(self.sentences[i])]
-        return "\n".join(lines + [f"Q: {' '.join(self.questions[i])}?  A: {PLACES[self.answers[i]]}"])
+        return "\n".join(
+            lines + [f"Q: {' '.join(self.questions[i])}?  A: {PLACES[self.answers[i]]}"]
+        )
 
 
 def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -> Stories:
@@ -68,19 +73,21 @@ def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -
     for _ in range(n):
         movers = rng.randint(len(PEOPLE), size=length)
         places = rng.randint(len(PLACES), size=length)
-        sentences = [[PEOPLE[p], "went", "to", "the", PLACES[l]] for p, l in zip(movers, places)]
+        sentences = [
+            [PEOPLE[who], "went", "to", "the", PLACES[where]] for who, where in zip(movers, places)
+        ]
         if facts == 1:
-            last = int(rng.randint(length))                      # the supporting fact: a move
+            last = int(rng.randint(length))  # the supporting fact: a move
             person = movers[last]
             last = max(j for j in range(length) if movers[j] == person)
             questions.append(["where", "is", PEOPLE[person]])
             answers.append(places[last])
             support.append((last, last))
         else:
-            pickup = int(rng.randint(length))                    # this sentence becomes the pick-up
+            pickup = int(rng.randint(length))  # this sentence becomes the pick-up
             person = rng.randint(len(PEOPLE))
             moves = [j for j in range(length) if j != pickup and movers[j] == person]
-            if not moves:                                         # make sure the holder goes somewhere
+            if not moves:  # make sure the holder goes somewhere
                 j = int(rng.choice([j for j in range(length) if j != pickup]))
                 movers[j] = person
                 sentences[j][0] = PEOPLE[person]
@@ -111,8 +118,8 @@ def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     memories = np.zeros((len(data), SLOTS, len(WORDS)))
     used = np.zeros((len(data), SLOTS), dtype=bool)
     for i, sentences in enumerate(data.sentences):
-        memories[i, :len(sentences)] = bag_of_words(sentences)
-        used[i, :len(sentences)] = True
+        memories[i, : len(sentences)] = bag_of_words(sentences)
+        used[i, : len(sentences)] = True
     return memories, bag_of_words(data.questions), used
 
 
@@ -133,13 +140,18 @@ class MemoryNetwork:
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         K, d, V = self.hops, self.size, len(WORDS)
-        return Params(E=rng.normal(0, 0.1, (K + 1, d, V)), T=rng.normal(0, 0.1, (K + 1, SLOTS, d)),
-                      W=rng.normal(0, 0.1, (len(PLACES), d)))
+        return Params(
+            E=rng.normal(0, 0.1, (K + 1, d, V)),
+            T=rng.normal(0, 0.1, (K + 1, SLOTS, d)),
+            W=rng.normal(0, 0.1, (len(PLACES), d)),
+        )
 
     def forward(self, p, memories, questions, used):
         """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates for backward."""
-        embedded = [memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)]   # (N, M, d) each
-        u = [questions @ p["E"][0].T]                                            # u_0: (N, d)
+        embedded = [
+            memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)
+        ]  # (N, M, d) each
+        u = [questions @ p["E"][0].T]  # u_0: (N, d)
         weights = []
         for k in range(self.hops):
             a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), used)
@@ -157,16 +169,18 @@ class MemoryNetwork:
         loss = float(losses.mean())
         g_logits /= n
         g_embedded = [np.zeros_like(e) for e in embedded]
-        g_u = g_logits @ p["W"]                                                  # (N, d)
+        g_u = g_logits @ p["W"]  # (N, d)
         for k in reversed(range(self.hops)):
             a = weights[k]
-            g_embedded[k + 1] += a[..., None] * g_u[:, None, :]                  # u_{k+1} = u_k + Σ a c
+            g_embedded[k + 1] += a[..., None] * g_u[:, None, :]  # u_{k+1} = u_k + Σ a c
             g_scores = softmax_backward(a, np.einsum("nmd,nd->nm", embedded[k + 1], g_u))
-            g_embedded[k] += g_scores[..., None] * u[k][:, None, :]              # scores = u_k · m
+            g_embedded[k] += g_scores[..., None] * u[k][:, None, :]  # scores = u_k · m
             g_u = g_u + np.einsum("nm,nmd->nd", g_scores, embedded[k])
         g_E = np.array([np.einsum("nmd,nmv->dv", g, memories) for g in g_embedded])
-        g_E[0] += g_u.T @ questions                                              # u_0 = E_0 q
-        return loss, Params(E=g_E, T=np.array([g.sum(axis=0) for g in g_embedded]), W=g_logits.T @ u[-1])
+        g_E[0] += g_u.T @ questions  # u_0 = E_0 q
+        return loss, Params(
+            E=g_E, T=np.array([g.sum(axis=0) for g in g_embedded]), W=g_logits.T @ u[-1]
+        )
 
 
 def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
@@ -174,24 +188,28 @@ def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
     supporting fact: arrays (K,) under "on_first" and "on_second" (section 8)."""
     memories, questions, used = encode(data)
     logits, weights, _ = model.forward(p, memories, questions, used)
-    heaviest = weights.argmax(axis=2)                                            # (K, N)
-    return {"accuracy": float(np.mean(logits.argmax(axis=1) == data.answers)),
-            "on_first": (heaviest == data.facts[:, 0]).mean(axis=1),
-            "on_second": (heaviest == data.facts[:, 1]).mean(axis=1)}
+    heaviest = weights.argmax(axis=2)  # (K, N)
+    return {
+        "accuracy": float(np.mean(logits.argmax(axis=1) == data.answers)),
+        "on_first": (heaviest == data.facts[:, 0]).mean(axis=1),
+        "on_second": (heaviest == data.facts[:, 1]).mean(axis=1),
+    }
 
 
 MEMORY_EPOCHS = 400
 MEMORY_LEARNING_RATE = 0.02
 
 
-@lru_cache(maxsize=None)
+@cache
 def memory_data(facts: int) -> tuple[Stories, Stories]:
     """Section 8's data for one task: 1000 training stories (seed 1) and 500 test stories (seed 2)."""
     return stories(1000, facts, seed=1), stories(500, facts, seed=2)
 
 
-@lru_cache(maxsize=None)
+@remembered
 def memory_run(facts: int, hops: int, seed: int):
     """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`: (model, params), cached."""
     model, train = MemoryNetwork(hops), memory_data(facts)[0]
-    return model, trained(model, seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE)[0]
+    return model, trained(
+        model, seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE
+    )[0]

@@ -3,27 +3,40 @@
 Every figure has an opaque white background, so it reads the same in the
 light and the dark theme, and uses the Okabe-Ito colour-blind-safe palette.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 INK = "#222222"
 GRID = "#dddddd"
-MARKER = "#CC79A7"                  # the marked step (reddish purple, distinct from both runs)
-RUNS = ("#0072B2", "#E69F00")       # run 1, run 2 (and first / second of any pair)
-NEUTRAL = "#9a9a9a"                 # steps that are not the marker
-AFTER = "#009E73"                   # after a step is dropped
+MARKER = "#CC79A7"  # the marked step (reddish purple, distinct from both runs)
+RUNS = ("#0072B2", "#E69F00")  # run 1, run 2 (and first / second of any pair)
+NEUTRAL = "#9a9a9a"  # steps that are not the marker
+AFTER = "#009E73"  # after a step is dropped
 
 STYLE = {
-    "figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
-    "figure.dpi": 100, "savefig.dpi": 100,
-    "axes.edgecolor": INK, "axes.labelcolor": INK, "text.color": INK,
-    "xtick.color": INK, "ytick.color": INK,
-    "axes.spines.top": False, "axes.spines.right": False,
-    "axes.grid": True, "axes.grid.axis": "y", "grid.color": GRID, "axes.axisbelow": True,
-    "font.size": 10, "axes.titlesize": 10, "axes.titleweight": "bold", "legend.frameon": False,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "text.color": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.color": GRID,
+    "axes.axisbelow": True,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "legend.frameon": False,
     "legend.fontsize": 9,
 }
 plt.rcParams.update(STYLE)
@@ -53,8 +66,15 @@ def readings(ax, values: np.ndarray, marker: int, threshold: float, title: str =
     ax.set_title(title)
 
 
-def bars(ax, series: dict[str, np.ndarray], marker: int | None = None, colours=RUNS,
-         ylabel: str = "weight", title: str = "", ylim=(0, 1)) -> None:
+def bars(
+    ax,
+    series: dict[str, np.ndarray],
+    marker: int | None = None,
+    colours=RUNS,
+    ylabel: str = "weight",
+    title: str = "",
+    ylim=(0, 1),
+) -> None:
     """Grouped bars over the steps, one group member per series (each (T,)).
 
     The marked step's tick label is drawn in the marker colour and bold.
@@ -64,7 +84,13 @@ def bars(ax, series: dict[str, np.ndarray], marker: int | None = None, colours=R
     for i, name in enumerate(names):
         values = np.asarray(series[name])
         offset = (i - (len(names) - 1) / 2) * width
-        ax.bar(np.arange(len(values)) + offset, values, width, color=colours[i % len(colours)], label=name)
+        ax.bar(
+            np.arange(len(values)) + offset,
+            values,
+            width,
+            color=colours[i % len(colours)],
+            label=name,
+        )
     steps = len(np.asarray(series[names[0]]))
     step_axis(ax, steps)
     if marker is not None:
@@ -80,8 +106,15 @@ def bars(ax, series: dict[str, np.ndarray], marker: int | None = None, colours=R
         ax.legend(loc="upper left", ncols=len(names))
 
 
-def distribution(ax, values: np.ndarray, highlights: dict[str, float], xlabel: str, bins: int = 20,
-                 value_range=None, log: bool = True) -> None:
+def distribution(
+    ax,
+    values: np.ndarray,
+    highlights: dict[str, float],
+    xlabel: str,
+    bins: int = 20,
+    value_range=None,
+    log: bool = True,
+) -> None:
     """A histogram of one measure over many seeds, with named values drawn as vertical lines.
 
     With ``log`` the counts are on a log scale, so a tail of one or two seeds stays visible
@@ -96,8 +129,15 @@ def distribution(ax, values: np.ndarray, highlights: dict[str, float], xlabel: s
         ax.legend(loc="upper left")
 
 
-def heatmap(ax, weights: np.ndarray, row_labels, col_labels, title: str = "", colorbar: bool = True,
-            vmax: float | None = 1.0) -> None:
+def heatmap(
+    ax,
+    weights: np.ndarray,
+    row_labels,
+    col_labels,
+    title: str = "",
+    colorbar: bool = True,
+    vmax: float | None = 1.0,
+) -> None:
     """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part II)."""
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=8)
@@ -120,18 +160,36 @@ def loss_curve(ax, curve: np.ndarray, label: str | None = None, colour: str = RU
         ax.legend(loc="upper right")
 
 
-def strips(ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), value_range=(0, 1)) -> None:
+def strips(
+    ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), value_range=(0, 1)
+) -> None:
     """One row of dots per name (each (seeds,)), the seeds at positions ``highlight`` in the run colours (Part III)."""
     names = list(values)
     for row, name in enumerate(names):
         v = np.asarray(values[name])
         others = [i for i in range(len(v)) if i not in highlight]
-        ax.scatter(v[others], np.full(len(others), row), s=14, color=NEUTRAL, alpha=0.8, lw=0, clip_on=False)
-        for k, i in enumerate(highlight):                 # highlighted seeds a little above and below the row
+        ax.scatter(
+            v[others],
+            np.full(len(others), row),
+            s=14,
+            color=NEUTRAL,
+            alpha=0.8,
+            lw=0,
+            clip_on=False,
+        )
+        for k, i in enumerate(highlight):  # highlighted seeds a little above and below the row
             if i < len(v):
                 offset = (k - (len(highlight) - 1) / 2) * 0.3
-                ax.scatter(v[i], row + offset, s=28, color=RUNS[k % len(RUNS)], marker="D", lw=0, zorder=3,
-                           clip_on=False)
+                ax.scatter(
+                    v[i],
+                    row + offset,
+                    s=28,
+                    color=RUNS[k % len(RUNS)],
+                    marker="D",
+                    lw=0,
+                    zorder=3,
+                    clip_on=False,
+                )
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(len(names) - 0.5, -0.5)
     margin = 0.02 * (value_range[1] - value_range[0])

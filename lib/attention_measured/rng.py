@@ -10,6 +10,7 @@ The functions below run many streams side by side: ``seeds`` may be an array,
 and ``draws(seeds, k)`` returns the first ``k`` draws of every stream as a
 ``(len(seeds), k)`` array, identical to drawing from each stream in turn.
 """
+
 from __future__ import annotations
 
 import numbers

@@ -9,6 +9,7 @@ and :func:`attention_measured.attention.sinusoidal_positions`.
 - :func:`order_task`, :class:`OrderReader`, :func:`order_measures`
                                      section 7: attention and the order of steps
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -16,14 +17,22 @@ from functools import lru_cache
 import numpy as np
 
 from . import lesson
-from .attention import (drop_each_step, multi_head_attention, multi_head_attention_backward, sinusoidal_positions,
-                        softmax)
+from .attention import (
+    drop_each_step,
+    multi_head_attention,
+    multi_head_attention_backward,
+    sinusoidal_positions,
+    softmax,
+)
+from .cache import remembered
 from .flavours import Params
 from .taxonomy import Dataset, _check_int, output_loss, sigmoid, trained
 
 
 # ------------------------------------------------------------------ section 5
-def scaling_at_init(sizes=(4, 16, 64, 256, 1024), steps: int = 16, trials: int = 2000, seed: int = 0) -> dict:
+def scaling_at_init(
+    sizes=(4, 16, 64, 256, 1024), steps: int = 16, trials: int = 2000, seed: int = 0
+) -> dict:
     """Scores of random queries and keys at initialisation, with and without dividing by sqrt(d) (section 5).
 
     Queries and keys have independent standard normal entries, as projections
@@ -34,18 +43,23 @@ def scaling_at_init(sizes=(4, 16, 64, 256, 1024), steps: int = 16, trials: int =
     unscaled and scaled.  Returns arrays of shape (len(sizes),).
     """
     rng = np.random.RandomState(seed)
-    out = {k: [] for k in ("variance", "max_weight", "max_weight_scaled", "gradient", "gradient_scaled")}
+    out = {
+        k: []
+        for k in ("variance", "max_weight", "max_weight_scaled", "gradient", "gradient_scaled")
+    }
     for d in sizes:
         d = _check_int(d, "size")
         q = rng.normal(size=(trials, 1, d))
         k = rng.normal(size=(trials, steps, d))
-        scores = (q @ np.swapaxes(k, 1, 2))[:, 0]                           # (trials, steps)
+        scores = (q @ np.swapaxes(k, 1, 2))[:, 0]  # (trials, steps)
         out["variance"].append(float(scores.var()))
         for suffix, s in (("", scores), ("_scaled", scores / np.sqrt(d))):
             a = softmax(s)
-            jacobian = a[:, :, None] * (np.eye(steps) - a[:, None, :])        # ∂a_i/∂e_j = a_i (δ_ij − a_j)
+            jacobian = a[:, :, None] * (
+                np.eye(steps) - a[:, None, :]
+            )  # ∂a_i/∂e_j = a_i (δ_ij − a_j)
             out["max_weight" + suffix].append(float(a.max(axis=1).mean()))
-            out["gradient" + suffix].append(float(np.sqrt((jacobian ** 2).sum(axis=(1, 2))).mean()))
+            out["gradient" + suffix].append(float(np.sqrt((jacobian**2).sum(axis=(1, 2))).mean()))
     return {"sizes": np.array(sizes), **{k: np.array(v) for k, v in out.items()}}
 
 
@@ -65,7 +79,9 @@ def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD
     n = _check_int(n, "n")
     rng = np.random.RandomState(seed)
     level = level_spread * (rng.random_sample((n, 1)) - 0.5)
-    readings = level + lesson.READING_SPREAD * (rng.random_sample((n, lesson.STEPS, 3)).sum(axis=-1) - 1.5)
+    readings = level + lesson.READING_SPREAD * (
+        rng.random_sample((n, lesson.STEPS, 3)).sum(axis=-1) - 1.5
+    )
     markers = rng.randint(lesson.FIRST_MARKER, lesson.STEPS, size=n)
     flags = (np.arange(lesson.STEPS) == markers[:, None]).astype(float)
     labels = (readings[np.arange(n), markers] > readings.mean(axis=1)).astype(float)
@@ -82,21 +98,35 @@ class HeadsReader:
     """
 
     def __init__(self, heads: int = 1, size: int = 8, channels: int = 2):
-        self.heads, self.size, self.channels = _check_int(heads, "heads"), _check_int(size, "size"), channels
+        self.heads, self.size, self.channels = (
+            _check_int(heads, "heads"),
+            _check_int(size, "size"),
+            channels,
+        )
         if self.size % self.heads:
             raise ValueError(f"size {self.size} does not split into {self.heads} heads")
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size
-        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)        # noqa: E731
-        return Params(E=draw(self.channels, d), u=rng.normal(0, 1, d), W_q=draw(d, d), W_k=draw(d, d),
-                      W_v=draw(d, d), W_o=draw(d, d), readout=draw(d), bias=np.zeros(()))
+        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)  # noqa: E731
+        return Params(
+            E=draw(self.channels, d),
+            u=rng.normal(0, 1, d),
+            W_q=draw(d, d),
+            W_k=draw(d, d),
+            W_v=draw(d, d),
+            W_o=draw(d, d),
+            readout=draw(d),
+            bias=np.zeros(()),
+        )
 
     def _attention(self, p, inputs):
         h = np.asarray(inputs, dtype=float) @ p["E"]
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
-        out, weights = multi_head_attention(queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads)
+        out, weights = multi_head_attention(
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads
+        )
         return h, queries, out, weights
 
     def forward(self, p, inputs):
@@ -109,11 +139,20 @@ class HeadsReader:
         logit = out[:, 0] @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_out = g_logit[:, None, None] * p["readout"]
-        g = multi_head_attention_backward(queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads,
-                                          weights, g_out)
-        grads = Params(E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T @ g["grad_keys"].reshape(-1, self.size),
-                       u=g["grad_queries"].sum(axis=(0, 1)), W_q=g["W_q"], W_k=g["W_k"], W_v=g["W_v"], W_o=g["W_o"],
-                       readout=out[:, 0].T @ g_logit, bias=g_logit.sum())
+        g = multi_head_attention_backward(
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, weights, g_out
+        )
+        grads = Params(
+            E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
+            @ g["grad_keys"].reshape(-1, self.size),
+            u=g["grad_queries"].sum(axis=(0, 1)),
+            W_q=g["W_q"],
+            W_k=g["W_k"],
+            W_v=g["W_v"],
+            W_o=g["W_o"],
+            readout=out[:, 0].T @ g_logit,
+            bias=g_logit.sum(),
+        )
         return loss, grads
 
 
@@ -128,16 +167,16 @@ def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.
     h = inputs @ p["E"]
     H, d = model.heads, model.size
     dh = d // H
-    q = (p["u"] @ p["W_q"]).reshape(H, dh)                                       # (H, dh)
-    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)                                # (N, T, H, dh)
+    q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
+    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
     v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
-    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)                       # (N, H, T)
+    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
     weights = softmax(scores)
-    per_head = np.einsum("nht,nthd->nhd", weights, v)                            # (N, H, dh)
-    readout_per_head = (p["W_o"] @ p["readout"]).reshape(H, dh)                  # each head's share of the logit
-    logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)            # (N, H)
+    per_head = np.einsum("nht,nthd->nhd", weights, v)  # (N, H, dh)
+    readout_per_head = (p["W_o"] @ p["readout"]).reshape(H, dh)  # each head's share of the logit
+    logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)  # (N, H)
     logit = logit_parts.sum(axis=1) + p["bias"]
-    without = drop_each_step(scores)                                             # (N, H, T dropped, T)
+    without = drop_each_step(scores)  # (N, H, T dropped, T)
     parts_without = np.einsum("nhst,nthd,hd->nhs", without, v, readout_per_head)  # (N, H, T)
     logit_without = logit[:, None, None] - logit_parts[:, :, None] + parts_without
     return sigmoid(logit), sigmoid(logit_without)
@@ -153,11 +192,13 @@ def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
     effects = np.abs(without - prob[:, None, None])
     marker = data.marked[:, 0]
     n = np.arange(len(data))
-    return {"accuracy": float(np.mean((logit > 0) == (data.targets == 1))),
-            "marker_weight": weights[n, :, marker].mean(axis=0),
-            "marker_hit_rate": (weights.argmax(axis=2) == marker[:, None]).mean(axis=0),
-            "agreement": (weights.argmax(axis=2) == effects.argmax(axis=2)).mean(axis=0),
-            "entropy": (-(weights * np.log(weights + 1e-300)).sum(axis=2)).mean(axis=0)}
+    return {
+        "accuracy": float(np.mean((logit > 0) == (data.targets == 1))),
+        "marker_weight": weights[n, :, marker].mean(axis=0),
+        "marker_hit_rate": (weights.argmax(axis=2) == marker[:, None]).mean(axis=0),
+        "agreement": (weights.argmax(axis=2) == effects.argmax(axis=2)).mean(axis=0),
+        "entropy": (-(weights * np.log(weights + 1e-300)).sum(axis=2)).mean(axis=0),
+    }
 
 
 HEADS_EPOCHS = 800
@@ -171,15 +212,17 @@ def heads_data() -> tuple[Dataset, Dataset]:
     return data[:540], data[540:]
 
 
-@lru_cache(maxsize=None)
+@remembered
 def heads_run(heads: int, seed: int):
     """A :class:`HeadsReader` with ``heads`` heads trained from ``seed`` on :func:`heads_data`: (model, params), cached."""
     model, train = HeadsReader(heads), heads_data()[0]
-    return model, trained(model, seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE)[0]
+    return model, trained(
+        model, seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE
+    )[0]
 
 
 # ------------------------------------------------------------------ section 7
-ORDER_TOKENS = ("A", "B")          # ids 0 and 1; the others are fillers
+ORDER_TOKENS = ("A", "B")  # ids 0 and 1; the others are fillers
 
 
 def order_task(n: int = 1000, length: int = 8, vocabulary: int = 6, seed: int = 0) -> Dataset:
@@ -192,7 +235,7 @@ def order_task(n: int = 1000, length: int = 8, vocabulary: int = 6, seed: int = 
     vocabulary = _check_int(vocabulary, "vocabulary", 3)
     rng = np.random.RandomState(seed)
     tokens = rng.randint(2, vocabulary, size=(n, length))
-    places = np.argsort(rng.random_sample((n, length)), axis=1)[:, :2]           # two distinct positions
+    places = np.argsort(rng.random_sample((n, length)), axis=1)[:, :2]  # two distinct positions
     tokens[np.arange(n), places[:, 0]] = 0
     tokens[np.arange(n), places[:, 1]] = 1
     return Dataset(tokens, (places[:, 0] < places[:, 1]).astype(float), places)
@@ -211,22 +254,38 @@ class OrderReader:
     of section 7).
     """
 
-    def __init__(self, positions: str = "sinusoidal", vocabulary: int = 6, length: int = 8, size: int = 8,
-                 pooling: str = "mean"):
+    def __init__(
+        self,
+        positions: str = "sinusoidal",
+        vocabulary: int = 6,
+        length: int = 8,
+        size: int = 8,
+        pooling: str = "mean",
+    ):
         if positions not in POSITIONS:
             raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
         if pooling not in ("mean", "first"):
             raise ValueError(f"pooling must be 'mean' or 'first', got {pooling!r}")
         self.positions, self.pooling = positions, pooling
-        self.vocabulary, self.length = _check_int(vocabulary, "vocabulary"), _check_int(length, "length")
+        self.vocabulary, self.length = (
+            _check_int(vocabulary, "vocabulary"),
+            _check_int(length, "length"),
+        )
         self.size = _check_int(size, "size")
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size
-        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)        # noqa: E731
-        p = Params(E=rng.normal(0, 1, (self.vocabulary, d)), W_q=draw(d, d), W_k=draw(d, d), W_v=draw(d, d),
-                   W_o=draw(d, d), readout=draw(d), bias=np.zeros(()))
+        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)  # noqa: E731
+        p = Params(
+            E=rng.normal(0, 1, (self.vocabulary, d)),
+            W_q=draw(d, d),
+            W_k=draw(d, d),
+            W_v=draw(d, d),
+            W_o=draw(d, d),
+            readout=draw(d),
+            bias=np.zeros(()),
+        )
         if self.positions == "learned":
             p["P"] = rng.normal(0, 1, (self.length, d))
         return p
@@ -240,8 +299,15 @@ class OrderReader:
 
     def _check(self, tokens) -> np.ndarray:
         tokens = np.asarray(tokens)
-        if tokens.ndim != 2 or tokens.shape[1] != self.length or tokens.min() < 0 or tokens.max() >= self.vocabulary:
-            raise ValueError(f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}")
+        if (
+            tokens.ndim != 2
+            or tokens.shape[1] != self.length
+            or tokens.min() < 0
+            or tokens.max() >= self.vocabulary
+        ):
+            raise ValueError(
+                f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}"
+            )
         return tokens
 
     def forward(self, p, tokens, use_positions: bool = True):
@@ -268,12 +334,21 @@ class OrderReader:
         else:
             g_z = np.zeros_like(h)
             g_z[:, 0] = g_pooled
-        g = multi_head_attention_backward(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z)
+        g = multi_head_attention_backward(
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z
+        )
         g_h = g_z + g["grad_queries"] + g["grad_keys"]
         g_E = np.zeros_like(p["E"])
         np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
-        grads = Params(E=g_E, W_q=g["W_q"], W_k=g["W_k"], W_v=g["W_v"], W_o=g["W_o"],
-                       readout=pooled.T @ g_logit, bias=g_logit.sum())
+        grads = Params(
+            E=g_E,
+            W_q=g["W_q"],
+            W_k=g["W_k"],
+            W_v=g["W_v"],
+            W_o=g["W_o"],
+            readout=pooled.T @ g_logit,
+            bias=g_logit.sum(),
+        )
         if self.positions == "learned":
             grads["P"] = g_h.sum(axis=0)
         return loss, grads
@@ -286,9 +361,11 @@ def order_measures(model: OrderReader, p, data: Dataset) -> dict[str, float]:
     without = model.forward(p, data.inputs, use_positions=False)[0]
     labels = data.targets == 1
     n = np.arange(len(data))
-    return {"accuracy": float(np.mean((with_positions > 0) == labels)),
-            "accuracy_without_encoding": float(np.mean((without > 0) == labels)),
-            "a_to_b": float(weights[n, data.marked[:, 0], data.marked[:, 1]].mean())}
+    return {
+        "accuracy": float(np.mean((with_positions > 0) == labels)),
+        "accuracy_without_encoding": float(np.mean((without > 0) == labels)),
+        "a_to_b": float(weights[n, data.marked[:, 0], data.marked[:, 1]].mean()),
+    }
 
 
 ORDER_EPOCHS = 600
@@ -301,11 +378,13 @@ def order_data() -> tuple[Dataset, Dataset]:
     return order_task(1000, seed=1), order_task(500, seed=2)
 
 
-@lru_cache(maxsize=None)
+@remembered
 def order_run(positions: str, seed: int):
     """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`: (model, params), cached."""
     model, train = OrderReader(positions), order_data()[0]
-    return model, trained(model, seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE)[0]
+    return model, trained(
+        model, seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE
+    )[0]
 
 
 def shuffled(tokens, shuffle: int) -> np.ndarray:

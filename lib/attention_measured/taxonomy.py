@@ -16,16 +16,27 @@ Models, each with ``init(seed)``, ``forward`` and ``loss_and_grads``:
 :func:`fit` trains any of them with full-batch Adam; :func:`removal_effects`
 and :func:`measure` are Part I's measures for any flavour.
 """
+
 from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from . import lesson
-from .flavours import Attention, Flavour, Params, attend, attend_backward, make, reinforce_scores_gradient, sample_steps
+from .blas import one_thread
+from .cache import remembered
+from .flavours import (
+    Attention,
+    Flavour,
+    Params,
+    attend,
+    attend_backward,
+    make,
+    reinforce_scores_gradient,
+    sample_steps,
+)
 from .optim import Adam
 
 
@@ -43,6 +54,7 @@ def _flavour(flavour) -> Flavour:
 @dataclass(frozen=True)
 class Dataset:
     """inputs: (N, T, C) floats; targets: (N,) labels 0/1 or real values; marked: (N, k) the marked steps."""
+
     inputs: np.ndarray
     targets: np.ndarray
     marked: np.ndarray
@@ -50,7 +62,7 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.targets)
 
-    def __getitem__(self, index) -> "Dataset":
+    def __getitem__(self, index) -> Dataset:
         return Dataset(self.inputs[index], self.targets[index], self.marked[index])
 
 
@@ -80,8 +92,8 @@ def shifted_lesson_data(last_early_step: int = 6, data_seed: int = lesson.DATA_S
     return train[early_train], heldout[early_test], heldout[~early_test]
 
 
-ADDITION_TOLERANCE = 0.04      # Raffel & Ellis: a sequence is solved when |error| < 0.04
-CONSTANT_MSE = 1 / 24          # the variance of 0.5 + (x1 + x2)/4 with x uniform on [-1, 1]
+ADDITION_TOLERANCE = 0.04  # Raffel & Ellis: a sequence is solved when |error| < 0.04
+CONSTANT_MSE = 1 / 24  # the variance of 0.5 + (x1 + x2)/4 with x uniform on [-1, 1]
 
 
 def addition_problem(n: int = 1000, steps: int = 50, seed: int = 0) -> Dataset:
@@ -104,6 +116,7 @@ def addition_problem(n: int = 1000, steps: int = 50, seed: int = 0) -> Dataset:
 @dataclass(frozen=True)
 class Documents:
     """tokens: (N, S, W) word ids; labels: (N,) 0/1; trigger: (N, 2) the (sentence, word) of the trigger."""
+
     tokens: np.ndarray
     labels: np.ndarray
     trigger: np.ndarray
@@ -112,16 +125,22 @@ class Documents:
         return len(self.labels)
 
 
-DOCUMENT_WORDS = ("good", "bad")   # word 0 makes a document positive, word 1 negative
+DOCUMENT_WORDS = ("good", "bad")  # word 0 makes a document positive, word 1 negative
 
 
-def documents(n: int = 600, sentences: int = 4, words: int = 6, vocabulary: int = 16, seed: int = 0) -> Documents:
+def documents(
+    n: int = 600, sentences: int = 4, words: int = 6, vocabulary: int = 16, seed: int = 0
+) -> Documents:
     """Synthetic documents: every word a filler (ids 2..V-1) except one trigger (section 2).
 
     The trigger, "good" (id 0) or "bad" (id 1), sits at a random word of a
     random sentence and sets the label: 1 for "good".
     """
-    n, sentences, words = _check_int(n, "n"), _check_int(sentences, "sentences"), _check_int(words, "words")
+    n, sentences, words = (
+        _check_int(n, "n"),
+        _check_int(sentences, "sentences"),
+        _check_int(words, "words"),
+    )
     vocabulary = _check_int(vocabulary, "vocabulary", 3)
     rng = np.random.RandomState(seed)
     tokens = rng.randint(2, vocabulary, size=(n, sentences, words))
@@ -133,7 +152,11 @@ def documents(n: int = 600, sentences: int = 4, words: int = 6, vocabulary: int 
 
 def reversal(n: int = 500, length: int = 8, vocabulary: int = 10, seed: int = 0) -> np.ndarray:
     """Source sequences (N, L) of random token ids; the target of each is the sequence reversed (section 3)."""
-    n, length, vocabulary = _check_int(n, "n"), _check_int(length, "length", 2), _check_int(vocabulary, "vocabulary", 2)
+    n, length, vocabulary = (
+        _check_int(n, "n"),
+        _check_int(length, "length", 2),
+        _check_int(vocabulary, "vocabulary", 2),
+    )
     return np.random.RandomState(seed).randint(0, vocabulary, size=(n, length))
 
 
@@ -166,13 +189,14 @@ def output_loss(output, targets, kind: str):
         loss = np.mean(np.logaddexp(0.0, output) - targets * output)
         return float(loss), (sigmoid(output) - targets) / n
     error = output - targets
-    return float(np.mean(error ** 2)), 2 * error / n
+    return float(np.mean(error**2)), 2 * error / n
 
 
 # ------------------------------------------------------------------ Reader
 @dataclass
 class Pass:
     """One forward pass of a model: hidden states, the attention (or attentions), the outputs."""
+
     h: np.ndarray
     attention: Attention
     output: np.ndarray
@@ -188,8 +212,15 @@ class Reader:
     (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).
     """
 
-    def __init__(self, flavour, channels: int = 2, hidden: int = 3, steps: int = lesson.STEPS,
-                 encoder: str = "linear", loss: str = "bce"):
+    def __init__(
+        self,
+        flavour,
+        channels: int = 2,
+        hidden: int = 3,
+        steps: int = lesson.STEPS,
+        encoder: str = "linear",
+        loss: str = "bce",
+    ):
         if encoder not in ("linear", "tanh"):
             raise ValueError(f"encoder must be 'linear' or 'tanh', got {encoder!r}")
         if loss not in ("bce", "mse"):
@@ -201,7 +232,9 @@ class Reader:
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.hidden
-        p = Params(enc_E=rng.normal(0, 1 / np.sqrt(self.channels), (d, self.channels)), enc_c=np.zeros(d))
+        p = Params(
+            enc_E=rng.normal(0, 1 / np.sqrt(self.channels), (d, self.channels)), enc_c=np.zeros(d)
+        )
         if self.flavour.needs_query:
             p["query"] = rng.normal(0, 1 / np.sqrt(d), d)
         p.update(self.flavour.init(rng, d, d, self.steps))
@@ -215,7 +248,9 @@ class Reader:
         return inputs
 
     def queries(self, p, n: int):
-        return np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
+        return (
+            np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
+        )
 
     def forward(self, p, inputs, keep=None) -> Pass:
         """keep: boolean (N, T), True for steps the attention may use (Part I's removal test)."""
@@ -223,7 +258,13 @@ class Reader:
         h = inputs @ p["enc_E"].T + p["enc_c"]
         if self.encoder == "tanh":
             h = np.tanh(h)
-        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), None if keep is None else keep[:, None, :])
+        att = attend(
+            self.flavour,
+            p,
+            h,
+            self.queries(p, len(inputs)),
+            None if keep is None else keep[:, None, :],
+        )
         return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
 
     def predict(self, p, inputs) -> np.ndarray:
@@ -238,12 +279,14 @@ class Reader:
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_context = g_out[:, None, None] * p["readout"]
         s = self.queries(p, len(inputs))
-        flavour_grads, g_h, g_s = attend_backward(self.flavour, p, fwd.h, s, fwd.attention, g_context)
+        flavour_grads, g_h, g_s = attend_backward(
+            self.flavour, p, fwd.h, s, fwd.attention, g_context
+        )
         grads.update(flavour_grads)
         if self.flavour.needs_query:
             grads["query"] = g_s.sum(axis=(0, 1))
         if self.encoder == "tanh":
-            g_h = g_h * (1 - fwd.h ** 2)
+            g_h = g_h * (1 - fwd.h**2)
         grads.update(enc_E=np.einsum("ntd,ntc->dc", g_h, inputs), enc_c=g_h.sum(axis=(0, 1)))
         return loss, grads
 
@@ -259,7 +302,11 @@ class Hierarchical:
 
     def __init__(self, vocabulary: int = 16, hidden: int = 8, units: int = 8):
         from .flavours import ContextVector
-        self.vocabulary, self.hidden = _check_int(vocabulary, "vocabulary"), _check_int(hidden, "hidden")
+
+        self.vocabulary, self.hidden = (
+            _check_int(vocabulary, "vocabulary"),
+            _check_int(hidden, "hidden"),
+        )
         self.words = ContextVector(units, prefix="word_")
         self.sentences = ContextVector(units, prefix="sent_")
 
@@ -276,15 +323,23 @@ class Hierarchical:
         """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document level may use."""
         tokens = np.asarray(tokens)
         if tokens.ndim != 3 or tokens.min() < 0 or tokens.max() >= self.vocabulary:
-            raise ValueError(f"tokens must be ids below {self.vocabulary} shaped (N, S, W), got shape {tokens.shape}")
+            raise ValueError(
+                f"tokens must be ids below {self.vocabulary} shaped (N, S, W), got shape {tokens.shape}"
+            )
         n, s, w = tokens.shape
         h_words = p["embedding"][tokens].reshape(n * s, w, self.hidden)
         words = attend(self.words, p, h_words)
         h_sentences = words.context.reshape(n, s, self.hidden)
-        keep = None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
+        keep = (
+            None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
+        )
         sentences = attend(self.sentences, p, h_sentences, None, keep)
-        return Pass(h_sentences, sentences, sentences.context[:, 0] @ p["readout"] + p["bias"],
-                    {"h_words": h_words, "words": words, "tokens": tokens})
+        return Pass(
+            h_sentences,
+            sentences,
+            sentences.context[:, 0] @ p["readout"] + p["bias"],
+            {"h_words": h_words, "words": words, "tokens": tokens},
+        )
 
     def word_weights(self, fwd: Pass) -> np.ndarray:
         """(N, S, W): each sentence's weights over its words."""
@@ -296,11 +351,14 @@ class Hierarchical:
         loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
-        sent_grads, g_sentences, _ = attend_backward(self.sentences, p, fwd.h, None, fwd.attention, g_doc)
+        sent_grads, g_sentences, _ = attend_backward(
+            self.sentences, p, fwd.h, None, fwd.attention, g_doc
+        )
         n, s, w = fwd.extra["tokens"].shape
         g_word_context = g_sentences.reshape(n * s, 1, self.hidden)
-        word_grads, g_words, _ = attend_backward(self.words, p, fwd.extra["h_words"], None, fwd.extra["words"],
-                                                 g_word_context)
+        word_grads, g_words, _ = attend_backward(
+            self.words, p, fwd.extra["h_words"], None, fwd.extra["words"], g_word_context
+        )
         g_embedding = np.zeros_like(p["embedding"])
         np.add.at(g_embedding, fwd.extra["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
         grads.update(sent_grads, **word_grads, embedding=g_embedding)
@@ -315,16 +373,23 @@ def document_measures(model: Hierarchical, p, docs: Documents) -> dict[str, floa
     n, s = np.arange(len(docs)), docs.trigger[:, 0]
     prob = sigmoid(fwd.output)
     sentence_weights = fwd.attention.weights[:, 0]
-    without = np.stack([sigmoid(model.forward(p, docs.tokens, np.arange(sentence_weights.shape[1]) != k).output)
-                        for k in range(sentence_weights.shape[1])], axis=1)
+    without = np.stack(
+        [
+            sigmoid(model.forward(p, docs.tokens, np.arange(sentence_weights.shape[1]) != k).output)
+            for k in range(sentence_weights.shape[1])
+        ],
+        axis=1,
+    )
     effects = np.abs(without - prob[:, None])
     on_trigger = model.word_weights(fwd)[n, s, docs.trigger[:, 1]]
-    return {"accuracy": float(np.mean((prob > 0.5) == (docs.labels == 1))),
-            "trigger_word_weight": float(on_trigger.mean()),
-            "good_word_weight": float(on_trigger[docs.labels == 1].mean()),
-            "bad_word_weight": float(on_trigger[docs.labels == 0].mean()),
-            "trigger_sentence_weight": float(sentence_weights[n, s].mean()),
-            "agreement": float(np.mean(sentence_weights.argmax(1) == effects.argmax(1)))}
+    return {
+        "accuracy": float(np.mean((prob > 0.5) == (docs.labels == 1))),
+        "trigger_word_weight": float(on_trigger.mean()),
+        "good_word_weight": float(on_trigger[docs.labels == 1].mean()),
+        "bad_word_weight": float(on_trigger[docs.labels == 0].mean()),
+        "trigger_sentence_weight": float(sentence_weights[n, s].mean()),
+        "agreement": float(np.mean(sentence_weights.argmax(1) == effects.argmax(1))),
+    }
 
 
 # ------------------------------------------------------------------ Aligner
@@ -338,26 +403,46 @@ class Aligner:
     the weights (the argmax at evaluation), trained with REINFORCE.
     """
 
-    def __init__(self, flavour, vocabulary: int = 10, length: int = 8, hidden: int = 16, hard: bool = False):
+    def __init__(
+        self, flavour, vocabulary: int = 10, length: int = 8, hidden: int = 16, hard: bool = False
+    ):
         self.flavour = _flavour(flavour)
-        self.vocabulary, self.length = _check_int(vocabulary, "vocabulary", 2), _check_int(length, "length", 2)
+        self.vocabulary, self.length = (
+            _check_int(vocabulary, "vocabulary", 2),
+            _check_int(length, "length", 2),
+        )
         self.hidden, self.hard = _check_int(hidden, "hidden"), bool(hard)
         if self.hard and type(self.flavour).weigh is not Flavour.weigh:
-            raise ValueError("hard attention samples from softmax weights; choose a flavour without a window")
+            raise ValueError(
+                "hard attention samples from softmax weights; choose a flavour without a window"
+            )
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d, L = self.hidden, self.length
-        p = Params(embedding=rng.normal(0, 1, (self.vocabulary, d)), positions=rng.normal(0, 1, (L, d)),
-                   queries=rng.normal(0, 1, (L, d)))
+        p = Params(
+            embedding=rng.normal(0, 1, (self.vocabulary, d)),
+            positions=rng.normal(0, 1, (L, d)),
+            queries=rng.normal(0, 1, (L, d)),
+        )
         p.update(self.flavour.init(rng, d, d, L))
-        p.update(out_W=rng.normal(0, 1 / np.sqrt(d), (self.vocabulary, d)), out_b=np.zeros(self.vocabulary))
+        p.update(
+            out_W=rng.normal(0, 1 / np.sqrt(d), (self.vocabulary, d)),
+            out_b=np.zeros(self.vocabulary),
+        )
         return p
 
     def _check(self, tokens) -> np.ndarray:
         tokens = np.asarray(tokens)
-        if tokens.ndim != 2 or tokens.shape[1] != self.length or tokens.min() < 0 or tokens.max() >= self.vocabulary:
-            raise ValueError(f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}")
+        if (
+            tokens.ndim != 2
+            or tokens.shape[1] != self.length
+            or tokens.min() < 0
+            or tokens.max() >= self.vocabulary
+        ):
+            raise ValueError(
+                f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}"
+            )
         return tokens
 
     def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
@@ -369,7 +454,9 @@ class Aligner:
         att = attend(self.flavour, p, h, s)
         extra = {"tokens": tokens, "s": s}
         if self.hard:
-            chosen = sample_steps(att.weights, rng) if rng is not None else att.weights.argmax(axis=-1)
+            chosen = (
+                sample_steps(att.weights, rng) if rng is not None else att.weights.argmax(axis=-1)
+            )
             att.context = np.take_along_axis(h, chosen[..., None], axis=1)
             extra["chosen"] = chosen
         logits = att.context @ p["out_W"].T + p["out_b"]
@@ -380,7 +467,9 @@ class Aligner:
         tokens = self._check(tokens)
         return float(np.mean(self.forward(p, tokens).output.argmax(axis=-1) == tokens[:, ::-1]))
 
-    def loss_and_grads(self, p, tokens, rng: np.random.RandomState | None = None, baseline: float | None = None):
+    def loss_and_grads(
+        self, p, tokens, rng: np.random.RandomState | None = None, baseline: float | None = None
+    ):
         """Mean cross-entropy and its gradients; with ``hard``, REINFORCE for the scores.
 
         For hard attention ``rng`` is required; ``baseline`` (default: this
@@ -394,20 +483,27 @@ class Aligner:
         count = losses.size
         g_logits /= count
         context = fwd.attention.context
-        grads = Params(out_W=np.einsum("niv,nid->vd", g_logits, context), out_b=g_logits.sum(axis=(0, 1)))
-        g_context = g_logits @ p["out_W"]                                         # (N, L, D)
+        grads = Params(
+            out_W=np.einsum("niv,nid->vd", g_logits, context), out_b=g_logits.sum(axis=(0, 1))
+        )
+        g_context = g_logits @ p["out_W"]  # (N, L, D)
         s = fwd.extra["s"]
         if self.hard:
             chosen = fwd.extra["chosen"]
             g_h = np.zeros_like(fwd.h)
-            np.add.at(g_h, (np.arange(len(tokens))[:, None], chosen), g_context)  # the path through h_chosen
+            np.add.at(
+                g_h, (np.arange(len(tokens))[:, None], chosen), g_context
+            )  # the path through h_chosen
             advantage = (losses - (losses.mean() if baseline is None else baseline)) / count
             g_scores = reinforce_scores_gradient(fwd.attention.weights, chosen, advantage)
-            flavour_grads, g_h_scores, g_s = self.flavour.scores_backward(p, fwd.h, s, fwd.attention.score_cache,
-                                                                           g_scores)
+            flavour_grads, g_h_scores, g_s = self.flavour.scores_backward(
+                p, fwd.h, s, fwd.attention.score_cache, g_scores
+            )
             g_h = g_h + g_h_scores
         else:
-            flavour_grads, g_h, g_s = attend_backward(self.flavour, p, fwd.h, s, fwd.attention, g_context)
+            flavour_grads, g_h, g_s = attend_backward(
+                self.flavour, p, fwd.h, s, fwd.attention, g_context
+            )
         grads.update(flavour_grads)
         grads["queries"] = g_s.sum(axis=0) if g_s is not None else np.zeros_like(p["queries"])
         g_embedding = np.zeros_like(p["embedding"])
@@ -424,9 +520,11 @@ class Aligner:
         tokens = self._check(tokens)
         fwd = self.forward(p, tokens)
         n, L = tokens.shape
-        logits = fwd.h @ p["out_W"].T + p["out_b"]                                # (N, m, V): copying step k
+        logits = fwd.h @ p["out_W"].T + p["out_b"]  # (N, m, V): copying step k
         targets = tokens[:, ::-1]
-        loss_k = -np.take_along_axis(log_softmax(logits)[:, None, :, :], targets[:, :, None, None], axis=-1)[..., 0]
+        loss_k = -np.take_along_axis(
+            log_softmax(logits)[:, None, :, :], targets[:, :, None, None], axis=-1
+        )[..., 0]
         # loss_k: (N, L, m), the loss of output i if it copied step k
         a = fwd.attention.weights
         expected = (a * loss_k).sum(axis=-1, keepdims=True)
@@ -452,15 +550,27 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
     for _ in range(_check_int(draws, "draws", 2)):
         chosen = sample_steps(weights, rng)
         losses = np.take_along_axis(loss_k, chosen[..., None], axis=-1)[..., 0]
-        estimates.append(reinforce_scores_gradient(weights, chosen, (losses - losses.mean()) / (n * L)))
+        estimates.append(
+            reinforce_scores_gradient(weights, chosen, (losses - losses.mean()) / (n * L))
+        )
     estimates = np.array(estimates)
-    norm2 = float((exact ** 2).sum())
-    return {"exact_norm": float(np.sqrt(norm2)),
-            "bias": float(np.sqrt(((estimates.mean(axis=0) - exact) ** 2).sum() / norm2)),
-            "relative_variance": float(((estimates - exact) ** 2).sum(axis=(1, 2, 3)).mean() / norm2)}
+    norm2 = float((exact**2).sum())
+    return {
+        "exact_norm": float(np.sqrt(norm2)),
+        "bias": float(np.sqrt(((estimates.mean(axis=0) - exact) ** 2).sum() / norm2)),
+        "relative_variance": float(((estimates - exact) ** 2).sum(axis=(1, 2, 3)).mean() / norm2),
+    }
 
 
-ALIGNMENT_FLAVOURS = ("additive", "dot", "general", "concat", "location", "local-m (general)", "local-p (general)")
+ALIGNMENT_FLAVOURS = (
+    "additive",
+    "dot",
+    "general",
+    "concat",
+    "location",
+    "local-m (general)",
+    "local-p (general)",
+)
 
 
 def alignment(model: Aligner, p, tokens) -> dict:
@@ -469,13 +579,25 @@ def alignment(model: Aligner, p, tokens) -> dict:
     weight map (L, L), rows output positions, columns source steps."""
     tokens = model._check(tokens)
     weights = model.forward(p, tokens).attention.weights.mean(axis=0)
-    return {"accuracy": model.accuracy(p, tokens), "anti_diagonal": float(np.diag(weights[:, ::-1]).mean()),
-            "map": weights}
+    return {
+        "accuracy": model.accuracy(p, tokens),
+        "anti_diagonal": float(np.diag(weights[:, ::-1]).mean()),
+        "map": weights,
+    }
 
 
 # ------------------------------------------------------------------ training
-def fit(model, params: Params, data, targets=None, epochs: int = 300, learning_rate: float = 0.05,
-        seed: int = 0, progress: bool = False) -> np.ndarray:
+@one_thread
+def fit(
+    model,
+    params: Params,
+    data,
+    targets=None,
+    epochs: int = 300,
+    learning_rate: float = 0.05,
+    seed: int = 0,
+    progress: bool = False,
+) -> np.ndarray:
     """Full-batch Adam on ``model.loss_and_grads``; updates ``params`` in place, returns the loss curve (epochs,).
 
     ``targets`` is passed on when the model needs it (Reader, Hierarchical);
@@ -490,6 +612,7 @@ def fit(model, params: Params, data, targets=None, epochs: int = 300, learning_r
     steps = range(epochs)
     if progress:
         from tqdm.auto import tqdm
+
         steps = tqdm(steps, desc="training", unit="it", leave=False)
     for t in steps:
         if getattr(model, "hard", False):
@@ -521,7 +644,7 @@ def removal_effects(model: Reader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
 def measure(model: Reader, p, data: Dataset) -> dict[str, float]:
     """Part I's measures on one held-out set: accuracy, weight on the marker, hit rate, agreement."""
     fwd = model.forward(p, data.inputs)
-    weights = fwd.attention.weights[:, 0]                                   # (N, T)
+    weights = fwd.attention.weights[:, 0]  # (N, T)
     marker = data.marked[:, 0]
     prob, without = removal_effects(model, p, data.inputs)
     effects = np.abs(without - prob[:, None])
@@ -546,36 +669,62 @@ def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
     marked = np.take_along_axis(weights, data.marked, axis=1).sum(axis=1)
     total = 4 * (data.targets - 0.5)
     spread = np.std(marked)
-    return {"mse": float(np.mean(error ** 2)), "solved": float(np.mean(np.abs(error) < ADDITION_TOLERANCE)),
-            "marked_weight": float(marked.mean()),
-            "weight_sum_correlation": float(np.corrcoef(marked, total)[0, 1]) if spread > 0 else float("nan")}
+    return {
+        "mse": float(np.mean(error**2)),
+        "solved": float(np.mean(np.abs(error) < ADDITION_TOLERANCE)),
+        "marked_weight": float(marked.mean()),
+        "weight_sum_correlation": float(np.corrcoef(marked, total)[0, 1])
+        if spread > 0
+        else float("nan"),
+    }
 
 
 # ------------------------------------------------------------------ the lesson's task, every flavour (section 4)
 LESSON_EPOCHS = 400
 LESSON_LEARNING_RATE = 0.05
-SIDE_BY_SIDE = ("mean pooling", "feed-forward", "feed-forward, bias per position", "context vector", "additive",
-                "dot", "general", "concat", "location", "local-p (general)")
+SIDE_BY_SIDE = (
+    "mean pooling",
+    "feed-forward",
+    "feed-forward, bias per position",
+    "context vector",
+    "additive",
+    "dot",
+    "general",
+    "concat",
+    "location",
+    "local-p (general)",
+)
 
 
+@remembered
 def trained(model, seed: int, data, targets, epochs: int, learning_rate: float):
     """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: (params, loss curve)."""
     params = model.init(_check_int(seed, "seed", 0))
     return params, fit(model, params, data, targets, epochs, learning_rate)
 
 
-def train_reader(flavour, data: Dataset, seed: int = 0, epochs: int = LESSON_EPOCHS,
-                 learning_rate: float = LESSON_LEARNING_RATE, **model_options):
+def train_reader(
+    flavour,
+    data: Dataset,
+    seed: int = 0,
+    epochs: int = LESSON_EPOCHS,
+    learning_rate: float = LESSON_LEARNING_RATE,
+    **model_options,
+):
     """Build a :class:`Reader`, train it from ``seed`` on ``data``: (model, params, loss curve)."""
-    model = Reader(flavour, steps=data.inputs.shape[1], channels=data.inputs.shape[2], **model_options)
+    model = Reader(
+        flavour, steps=data.inputs.shape[1], channels=data.inputs.shape[2], **model_options
+    )
     return (model, *trained(model, seed, data.inputs, data.targets, epochs, learning_rate))
 
 
-@lru_cache(maxsize=None)
+@remembered
 def lesson_run(flavour: str, seed: int):
     """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params), cached."""
     if flavour not in SIDE_BY_SIDE:
-        raise ValueError(f"flavour must be one of {', '.join(map(repr, SIDE_BY_SIDE))}, got {flavour!r}")
+        raise ValueError(
+            f"flavour must be one of {', '.join(map(repr, SIDE_BY_SIDE))}, got {flavour!r}"
+        )
     model, params, _ = train_reader(flavour, lesson_data()[0], seed)
     return model, params
 
@@ -583,4 +732,6 @@ def lesson_run(flavour: str, seed: int):
 def side_by_side(flavours=SIDE_BY_SIDE, seeds=(0, 1)) -> dict[str, list[dict]]:
     """Part I's measures on the 180 held-out sequences for every flavour and seed: {flavour: [measures per seed]}."""
     heldout = lesson_data()[1]
-    return {name: [measure(*lesson_run(name, seed), heldout) for seed in seeds] for name in flavours}
+    return {
+        name: [measure(*lesson_run(name, seed), heldout) for seed in seeds] for name in flavours
+    }

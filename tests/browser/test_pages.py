@@ -9,6 +9,7 @@ its figure and its numbers as each slider moves.
 Chromium comes from Debian's `chromium` package (or $CHROMIUM); Playwright
 drives it and never downloads a browser of its own.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,9 +24,16 @@ import pytest
 
 BUILD = Path(__file__).resolve().parents[2] / "_build" / "html"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-PAGE_BUDGET = 2 * 1024 * 1024          # bytes: a page with its images and frames
-PAGES = sorted(str(p.relative_to(BUILD)) for p in BUILD.rglob("*.html")
-               if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"}) if BUILD.is_dir() else []
+PAGE_BUDGET = 2 * 1024 * 1024  # bytes: a page with its images and frames
+PAGES = (
+    sorted(
+        str(p.relative_to(BUILD))
+        for p in BUILD.rglob("*.html")
+        if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"}
+    )
+    if BUILD.is_dir()
+    else []
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,13 +55,24 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="session")
 def browser():
     if not Path(CHROMIUM).is_file():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's `chromium` package or set $CHROMIUM")
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install Debian's `chromium` package or set $CHROMIUM"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         yield chromium
         chromium.close()
 
@@ -70,6 +89,7 @@ def open_page(browser, server, path, scheme="light"):
         else:
             outside.append(url)
             r.abort()
+
     page.route("**/*", route)
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -89,7 +109,9 @@ def test_page_loads_offline_without_errors(browser, server, path):
         assert outside == [], f"requests outside the book's own files: {outside}"
         assert errors == [], f"console errors: {errors}"
         broken = page.eval_on_selector_all(
-            "img", "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.getAttribute('src').slice(0, 60))")
+            "img",
+            "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.getAttribute('src').slice(0, 60))",
+        )
         assert broken == [], f"images that did not load: {broken}"
         if page.query_selector(".math"):
             page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
@@ -112,25 +134,46 @@ def test_internal_links_resolve(path):
         assert file.is_file(), f"{path}: link {href!r} points to a missing file"
         if target.fragment and file.suffix == ".html":
             anchors = set(re.findall(r'id="([^"]+)"', file.read_text()))
-            assert unquote(target.fragment) in anchors, f"{path}: link {href!r} points to a missing anchor"
+            assert unquote(target.fragment) in anchors, (
+                f"{path}: link {href!r} points to a missing anchor"
+            )
 
 
 @pytest.mark.parametrize("path", PAGES)
 def test_page_fits_its_budget(path):
     html = (BUILD / path).read_text()
-    images = {BUILD / unquote(urlparse(urljoin("http://book/" + path, src)).path.lstrip("/"))
-              for src in re.findall(r'<img[^>]+src="([^"]+)"', html) if not src.startswith("data:")}
+    images = {
+        BUILD / unquote(urlparse(urljoin("http://book/" + path, src)).path.lstrip("/"))
+        for src in re.findall(r'<img[^>]+src="([^"]+)"', html)
+        if not src.startswith("data:")
+    }
     size = len(html.encode()) + sum(p.stat().st_size for p in images if p.is_file())
-    assert size <= PAGE_BUDGET, f"{path} weighs {size / 1024:.0f} KiB with its images (budget 2 MiB)"
+    assert size <= PAGE_BUDGET, (
+        f"{path} weighs {size / 1024:.0f} KiB with its images (budget 2 MiB)"
+    )
 
 
 TWIN_PAGES = [p for p in PAGES if 'class="static-twin"' in (BUILD / p).read_text()]
 
 
 def test_every_twin_is_present():
-    ids = {i for p in TWIN_PAGES for i in re.findall(r'id="twin-([a-z0-9-]+)"', (BUILD / p).read_text())}
-    assert {"drop-a-step", "change-the-seed", "pick-an-example", "pick-a-sentence", "udhr-seed", "query-variant",
-            "pick-a-flavour", "pick-a-head", "shuffle-the-steps", "step-through-hops"} <= ids, ids
+    ids = {
+        i
+        for p in TWIN_PAGES
+        for i in re.findall(r'id="twin-([a-z0-9-]+)"', (BUILD / p).read_text())
+    }
+    assert {
+        "drop-a-step",
+        "change-the-seed",
+        "pick-an-example",
+        "pick-a-sentence",
+        "udhr-seed",
+        "query-variant",
+        "pick-a-flavour",
+        "pick-a-head",
+        "shuffle-the-steps",
+        "step-through-hops",
+    } <= ids, ids
 
 
 @pytest.mark.parametrize("path", TWIN_PAGES)
@@ -141,13 +184,23 @@ def test_static_twins_change_with_their_sliders(browser, server, path):
         assert twins
         for twin in twins:
             for slider in twin.query_selector_all("input[type=range]"):
-                before = twin.evaluate("t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]")
-                slider.evaluate("s => { s.value = String((Number(s.value) + 1) % (Number(s.max) + 1)); "
-                                "s.dispatchEvent(new Event('input')); }")
-                after = twin.evaluate("t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]")
+                before = twin.evaluate(
+                    "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]"
+                )
+                slider.evaluate(
+                    "s => { s.value = String((Number(s.value) + 1) % (Number(s.max) + 1)); "
+                    "s.dispatchEvent(new Event('input')); }"
+                )
+                after = twin.evaluate(
+                    "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]"
+                )
                 name = twin.get_attribute("id")
-                assert after[0] != before[0], f"{name}: the figure did not change when a slider moved"
-                assert after[1] != before[1], f"{name}: the numbers did not change when a slider moved"
+                assert after[0] != before[0], (
+                    f"{name}: the figure did not change when a slider moved"
+                )
+                assert after[1] != before[1], (
+                    f"{name}: the numbers did not change when a slider moved"
+                )
                 assert twin.evaluate("t => t.querySelector('.twin-figure').naturalWidth > 0")
         assert outside == [] and errors == []
     finally:

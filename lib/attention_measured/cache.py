@@ -1,0 +1,112 @@
+"""Results worth keeping: each computed once per process, and kept on disk between runs when asked.
+
+Training a model takes seconds, and a page may ask for the same model more
+than once.  :func:`remembered` wraps a function whose result depends only on
+its arguments and on the library's code:
+
+- in memory, each distinct call is computed once per process;
+- on disk, when the environment variable ``ATTENTION_MEASURED_CACHE`` names
+  a folder (``make test`` sets it to ``_build/cache``), results are kept
+  between runs.  A result is filed under a hash of the call's arguments, of
+  every source file of this package, and of the machine's arithmetic
+  (numpy's version and CPU features, and the BLAS library and the kernel it
+  chose), so a changed library or another processor is never served an old
+  result.  Without the variable nothing is written anywhere.
+
+Every call hands out a fresh copy, so a caller that changes a result cannot
+change what the next caller gets.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import pickle
+import platform
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ENVIRONMENT = "ATTENTION_MEASURED_CACHE"
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of every Python source file of this package (16 hex digits)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def arithmetic() -> dict:
+    """What decides the last bits of a result on this machine: numpy, its CPU features, the BLAS kernel."""
+    from numpy._core._multiarray_umath import __cpu_features__
+    from threadpoolctl import threadpool_info
+
+    blas = sorted(
+        (lib.get("internal_api", ""), lib.get("version", ""), str(lib.get("architecture", "")))
+        for lib in threadpool_info()
+        if lib.get("user_api") == "blas"
+    )
+    return {
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_features": sorted(name for name, on in __cpu_features__.items() if on),
+        "blas": blas,
+    }
+
+
+def _folder() -> Path | None:
+    folder = os.environ.get(ENVIRONMENT, "").strip()
+    return Path(folder) if folder else None
+
+
+def remembered(function=None, *, ignore: tuple[str, ...] = ()):
+    """Decorator: remember ``function``'s results (see the module's docstring).
+
+    ``ignore`` names arguments that do not change the result (a progress bar).
+    Arguments must be picklable; equal pickles mean equal calls.
+    """
+    if function is None:
+        return functools.partial(remembered, ignore=ignore)
+    signature = inspect.signature(function)
+    name = f"{function.__module__}.{function.__qualname__}"
+    memory: dict[str, bytes] = {}
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        call = {k: v for k, v in bound.arguments.items() if k not in ignore}
+        key = hashlib.sha256(
+            pickle.dumps((name, call, code_fingerprint(), arithmetic()), protocol=4)
+        ).hexdigest()
+        if key not in memory:
+            folder = _folder()
+            path = None if folder is None else folder / f"{function.__name__}-{key[:32]}.pickle"
+            if path is not None and path.is_file():
+                memory[key] = path.read_bytes()
+            else:
+                memory[key] = pickle.dumps(function(*args, **kwargs), protocol=4)
+                if path is not None:
+                    _write_atomically(path, memory[key])
+        return pickle.loads(memory[key])
+
+    wrapper.forget = memory.clear  # drop what this process remembers (tests)
+    wrapper.uncached = function  # compute afresh, remembering nothing (benchmarks)
+    return wrapper
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename it, so parallel runs never read half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.replace(temporary, path)

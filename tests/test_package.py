@@ -1,0 +1,149 @@
+"""The package as a reader installs it: its name, its contents, its notebooks' install cell, its caches."""
+
+import json
+import pickle
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tomllib
+
+from attention_measured import blas, cache
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*/*.ipynb"))
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_the_wheel_holds_attention_measured_and_no_top_level_lib(tmp_path):
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("attention_measured-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"attention_measured"}, tops
+    assert "attention_measured/lesson.py" in names and "attention_measured/cache.py" in names
+
+
+def test_every_notebook_installs_the_version_it_was_built_with():
+    expected = f"attention-measured @ git+https://github.com/attention-measured/attention-measured@v{VERSION}"
+    assert NOTEBOOKS
+    for path in NOTEBOOKS:
+        install = "".join(json.loads(path.read_text())["cells"][1]["source"])
+        assert "import attention_measured" in install and f'"{expected}"' in install, path.name
+        assert not re.search(r"^\s*(from lib |import lib\b)", install, re.M), path.name
+
+
+def test_no_notebook_imports_lib():
+    for path in NOTEBOOKS:
+        for cell in json.loads(path.read_text())["cells"]:
+            source = "".join(cell["source"])
+            assert not re.search(r"^\s*(from lib[ .]|import lib\b)", source, re.M), path.name
+
+
+# ------------------------------------------------------------------ remembered results
+CALLS = []
+
+
+@cache.remembered(ignore=("progress",))
+def _square_table(size: int, progress: bool = False):
+    CALLS.append(size)
+    return {"table": np.arange(size) ** 2}
+
+
+def test_remembered_computes_each_call_once_and_hands_out_copies(monkeypatch):
+    monkeypatch.delenv(cache.ENVIRONMENT, raising=False)
+    _square_table.forget()
+    CALLS.clear()
+    first = _square_table(4)
+    first["table"][:] = -1  # a caller spoils its copy ...
+    again = _square_table(4, progress=True)  # ... the next caller gets the original
+    assert CALLS == [4]
+    np.testing.assert_array_equal(again["table"], [0, 1, 4, 9])
+    _square_table(size=5)
+    assert CALLS == [4, 5]
+
+
+def test_remembered_keeps_results_on_disk_between_processes(monkeypatch, tmp_path):
+    monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
+    _square_table.forget()
+    CALLS.clear()
+    _square_table(3)
+    files = list(tmp_path.glob("_square_table-*.pickle"))
+    assert len(files) == 1 and not list(tmp_path.glob(".partial-*"))
+    _square_table.forget()  # a new process: nothing in memory
+    np.testing.assert_array_equal(_square_table(3)["table"], [0, 1, 4])
+    assert CALLS == [3]  # read from disk, not computed again
+
+
+def test_a_changed_library_or_machine_files_results_elsewhere(monkeypatch, tmp_path):
+    monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
+    _square_table.forget()
+    _square_table(3)
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: "another library")
+    _square_table.forget()
+    _square_table(3)
+    monkeypatch.setattr(cache, "arithmetic", lambda: {"blas": "another kernel"})
+    _square_table.forget()
+    _square_table(3)
+    assert len(list(tmp_path.glob("_square_table-*.pickle"))) == 3
+
+
+def test_the_fingerprints_describe_this_code_and_machine():
+    assert re.fullmatch(r"[0-9a-f]{16}", cache.code_fingerprint())
+    facts = cache.arithmetic()
+    assert facts["numpy"] == np.__version__ and facts["blas"] and "SSE2" in facts["cpu_features"]
+
+
+def test_one_thread_limits_blas_inside_and_restores_it_after():
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    inside = blas.one_thread(blas_threads)()
+    assert inside and all(n == 1 for n in inside)
+    assert blas_threads() == before
+
+
+def test_unpicklable_arguments_are_refused():
+    with pytest.raises((TypeError, AttributeError, pickle.PicklingError)):
+        _square_table(lambda: 1)
+
+
+def test_binder_pins_are_the_books_pins():
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    binder = [
+        line
+        for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert binder
+    for line in binder:
+        name, version = line.split("==")
+        assert pins.get(name) == version, (
+            f"binder pins {line}, requirements.txt {name}=={pins.get(name)}"
+        )
