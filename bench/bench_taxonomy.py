@@ -1,4 +1,4 @@
-"""Part III: how long each flavour takes to train, and multi-head attention against a head-by-head loop.
+"""Part III: how long each flavour takes to train; multi-head attention against a head-by-head loop.
 
 Every flavour of section 4 is trained on Part I's task (400 Adam iterations,
 full batch) and timed; so are the larger models of sections 3 and 6 to 8.
@@ -7,7 +7,7 @@ matrix products) is raced against the head-by-head, query-by-query reference
 kept beside the tests, on the same inputs; the ratio is printed, never asserted.
 Each timing is the best of a few repeats after a warm-up call, on an idle
 machine and beside a busy core; trained models are remembered by the library,
-so the benchmark calls `taxonomy.trained.uncached`, which trains every time.
+so the benchmark calls `training.trained.uncached`, which trains every time.
 """
 
 import sys
@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 from test_attention import reference_multi_head  # noqa: E402  (the loop version, kept beside the tests)
 from timing import best_of, both_ways  # noqa: E402
 
-from attention_measured import attention, memory, selfattention, taxonomy  # noqa: E402
+from attention_measured import attention, memory, selfattention, taxonomy, training  # noqa: E402
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
     for name in taxonomy.SIDE_BY_SIDE:
         model = taxonomy.Reader(name)
         idle, busy = both_ways(
-            lambda model=model: taxonomy.trained.uncached(
+            lambda model=model: training.trained.uncached(
                 model,
                 0,
                 train.inputs,
@@ -49,16 +49,16 @@ def main() -> None:
     order_train = selfattention.order_data()[0]
     stories = memory.memory_data(2)[0]
     runs = {
-        "alignment, additive, 300 iterations": lambda: taxonomy.trained.uncached(
+        "alignment, additive, 300 iterations": lambda: training.trained.uncached(
             aligner, 0, reversal, None, 300, 0.05
         ),
-        "two heads, 800 iterations": lambda: taxonomy.trained.uncached(
+        "two heads, 800 iterations": lambda: training.trained.uncached(
             selfattention.HeadsReader(2), 0, heads_train.inputs, heads_train.targets, 800, 0.01
         ),
-        "order, sinusoidal, 600 iterations": lambda: taxonomy.trained.uncached(
+        "order, sinusoidal, 600 iterations": lambda: training.trained.uncached(
             selfattention.OrderReader(), 0, order_train.inputs, order_train.targets, 600, 0.03
         ),
-        "memory, 2 hops, 400 iterations": lambda: taxonomy.trained.uncached(
+        "memory, 2 hops, 400 iterations": lambda: training.trained.uncached(
             memory.MemoryNetwork(2), 0, memory.encode(stories), stories.answers, 400, 0.02
         ),
     }

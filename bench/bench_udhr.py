@@ -34,6 +34,10 @@ ITERATIONS = 200
 AGREEMENT = 80  # beyond ~100 iterations rounding differences grow chaotically
 
 
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
 def race() -> tuple[float, float]:
     loop = best_of(lambda: udhr_oracle.train(udhr.SENTENCES, seed=0, epochs=ITERATIONS), 3)
     fast = best_of(lambda: udhr.train.uncached(seed=0, epochs=ITERATIONS), 3)
@@ -58,7 +62,7 @@ def main() -> None:
             (
                 f"vectorised ({state})",
                 fast,
-                f"{loop / fast:.1f}x faster (target >= 2x: {'met' if loop / fast >= 2 else 'NOT met'})",
+                f"{loop / fast:.1f}x faster (target >= 2x: {_verdict(loop / fast >= 2)})",
             )
         )
     with busy_core():

@@ -1,4 +1,4 @@
-"""Shared timing for the benchmarks: best of a few repeats after a warm-up, on an idle or a busy machine."""
+"""Shared timing for the benchmarks: the best of a few repeats, idle or beside a busy core."""
 
 import contextlib
 import subprocess
@@ -7,7 +7,7 @@ import time
 
 
 def best_of(function, repeats: int) -> float:
-    """The fastest of ``repeats`` timed calls of ``function``, in seconds, after one untimed call."""
+    """The fastest of ``repeats`` timed calls of ``function`` (seconds), after one untimed call."""
     function()  # warm-up: imports, caches, page faults
     times = []
     for _ in range(repeats):
@@ -19,7 +19,7 @@ def best_of(function, repeats: int) -> float:
 
 @contextlib.contextmanager
 def busy_core():
-    """Another process spinning on one core for as long as the block runs (a reader's busy laptop)."""
+    """Another process spinning on one core while the block runs (a reader's busy laptop)."""
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.2)  # let it start spinning

@@ -1,8 +1,9 @@
 """A plain-Python, one-sequence-at-a-time version of Part I, kept as the oracle.
 
 It follows the lesson's algorithm literally (lists, loops, math.exp) and shares
-no code with the library, so that lib/attention_measured/lesson.py's vectorised version can be checked
-against it (tests/test_lesson.py) and timed against it (bench/).
+no code with the library, so that lib/attention_measured/lesson.py's vectorised
+version can be checked against it (tests/test_lesson.py) and timed against it
+(bench/).
 """
 
 from __future__ import annotations

@@ -25,6 +25,42 @@ def test_masked_steps_get_zero_and_a_fully_masked_row_is_zero():
     np.testing.assert_array_equal(w[1], 0.0)
 
 
+def test_infinite_scores_share_the_weight_equally():
+    scores = np.array([[1.0, np.inf, 3.0, np.inf], [0.5, -2.0, np.inf, 1.0], [1.0, 2.0, 3.0, 4.0]])
+    w = attention.softmax(scores)
+    assert not np.isnan(w).any()
+    np.testing.assert_array_equal(w[0], [0.0, 0.5, 0.0, 0.5])
+    np.testing.assert_array_equal(w[1], [0.0, 0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(w[2], attention.softmax(scores[2:])[0])  # finite rows untouched
+    # along another axis, and with a mask that hides one of the infinite scores
+    np.testing.assert_allclose(attention.softmax(scores.T, axis=0), w.T, rtol=1e-15)
+    mask = np.array([True, False, True, True])
+    masked = attention.softmax(scores, mask)
+    np.testing.assert_array_equal(masked[0], [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(masked[1], [0.0, 0.0, 1.0, 0.0])
+    assert masked[2, 1] == 0.0 and masked[2].sum() == pytest.approx(1.0)
+
+
+def test_finite_scores_give_the_same_weights_as_before():
+    scores = random((4, 7), 21) * 30
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    np.testing.assert_array_equal(
+        attention.softmax(scores), e / np.einsum("...j->...", e)[..., None]
+    )
+    mask = random((4, 7), 22) > 0
+    kept = np.where(mask, scores, -np.inf)
+    e = np.exp(kept - kept.max(axis=-1, keepdims=True))
+    np.testing.assert_array_equal(
+        attention.softmax(scores, mask), e / np.einsum("...j->...", e)[..., None]
+    )
+
+
+@pytest.mark.parametrize("scores", [np.float64(3.0), 3.0, np.array(2.0)])
+def test_softmax_of_a_single_number_is_refused(scores):
+    with pytest.raises(ValueError, match="scores must have at least one axis"):
+        attention.softmax(scores)
+
+
 def test_softmax_refuses_a_non_boolean_mask():
     with pytest.raises(ValueError, match="boolean"):
         attention.softmax(np.zeros(3), np.array([1, 0, 1]))
@@ -95,7 +131,7 @@ def test_sdpa_refuses_mismatched_shapes(shapes, message):
         attention.scaled_dot_product_attention(q, k, v)
 
 
-# ------------------------------------------------------------------ Part III: heads, masks, positions
+# ------------------------------------------------------------ Part III: heads, masks, positions
 def reference_multi_head(queries, keys, W_q, W_k, W_v, W_o, heads):
     """One head at a time, written out with explicit loops over heads and queries."""
     dk, dv = W_q.shape[1] // heads, W_v.shape[1] // heads
@@ -185,6 +221,8 @@ def test_masks_and_positions():
         attention.sinusoidal_positions(4, 3)
     with pytest.raises(ValueError, match="lengths"):
         attention.padding_mask([5], 4)
+    with pytest.raises(ValueError, match="lengths"):
+        attention.padding_mask([-1], 4)
     with pytest.raises(ValueError, match="heads"):
         attention.multi_head_attention(
             np.zeros((1, 2, 5)),
@@ -195,3 +233,9 @@ def test_masks_and_positions():
             np.zeros((4, 2)),
             heads=4,
         )
+
+
+@pytest.mark.parametrize("lengths", [[1.5], [2.0, 3.0], [True, False], ["2"]])
+def test_padding_mask_refuses_lengths_that_are_not_whole_numbers(lengths):
+    with pytest.raises(TypeError, match="lengths must hold integers"):
+        attention.padding_mask(lengths, 3)

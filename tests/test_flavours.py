@@ -4,6 +4,7 @@ from gradcheck import numeric_gradient
 
 from attention_measured import flavours, taxonomy
 from attention_measured.attention import softmax
+from attention_measured.params import Params
 
 N, n, m, D = 3, 2, 5, 4
 
@@ -11,7 +12,7 @@ N, n, m, D = 3, 2, 5, 4
 def setup(name, seed=0, mask=None):
     rng = np.random.RandomState(seed)
     flavour = flavours.make(name)
-    p = flavours.Params(flavour.init(rng, D, D, m))
+    p = Params(flavour.init(rng, D, D, m))
     for k in p:  # move off zero-initialised biases so every path is exercised
         p[k] = np.asarray(p[k] + rng.normal(0, 0.3, np.shape(p[k])))
     h = rng.normal(size=(N, m, D))
@@ -42,6 +43,40 @@ def test_every_flavour_backward_matches_finite_differences(name):
         np.testing.assert_allclose(grad_s, numeric_gradient(objective, s), atol=1e-7)
 
 
+# a mask that hides a different step in each example, and one step of every query of example 2
+MASK = np.ones((N, 1, m), dtype=bool)
+MASK[0, 0, 1] = MASK[1, 0, 4] = MASK[2, 0, 0] = MASK[2, 0, 3] = False
+
+
+@pytest.mark.parametrize(
+    "name", ["feed-forward", "context vector", "additive", "general", "local-p (general)"]
+)
+def test_masked_attention_backward_matches_finite_differences(name):
+    flavour, p, h, s, direction = setup(name, seed=1)
+    if name.startswith("local-p"):
+        p["lp_v"] *= 0.3  # centres away from the window's edges, where the weights jump
+
+    def objective():
+        return float((flavours.attend(flavour, p, h, s, mask=MASK).context * direction).sum())
+
+    att = flavours.attend(flavour, p, h, s, mask=MASK)
+    assert np.all(att.weights[~np.broadcast_to(MASK, att.weights.shape)] == 0)
+    grads, grad_h, grad_s = flavours.attend_backward(flavour, p, h, s, att, direction)
+    assert set(grads) == set(p)
+    for k in p:
+        np.testing.assert_allclose(
+            grads[k], numeric_gradient(objective, p[k]), atol=1e-7, err_msg=k
+        )
+    numeric_h = numeric_gradient(objective, h)
+    np.testing.assert_allclose(grad_h, numeric_h, atol=1e-7)
+    if s is not None:
+        np.testing.assert_allclose(grad_s, numeric_gradient(objective, s), atol=1e-7)
+    # a masked step's hidden state reaches neither the weights nor the context
+    hidden = ~MASK[:, 0, :]
+    np.testing.assert_allclose(numeric_h[hidden], 0.0, atol=1e-9)
+    np.testing.assert_allclose(grad_h[hidden], 0.0, atol=1e-12)
+
+
 def test_weights_sum_to_one_and_respect_the_mask():
     flavour, p, h, s, _ = setup("additive")
     mask = np.ones((N, n, m), dtype=bool)
@@ -60,11 +95,48 @@ def test_concat_is_the_additive_score_with_its_matrix_split():
     )
 
 
-def test_feed_forward_scores_stay_inside_minus_one_and_one():
-    flavour, p, h, _, _ = setup("feed-forward")
-    p["ff_w"] *= 100
+@pytest.mark.parametrize("name", ["feed-forward", "feed-forward, bias per position"])
+def test_feed_forward_scores_are_tanh_of_w_dot_h_plus_b(name):
+    flavour, p, h, _, _ = setup(name)
     e = flavour.scores(p, h, None)[0]
-    assert e.max() <= 1 and e.min() >= -1
+    assert e.shape == (N, 1, m)
+    w, b = p["ff_w"], np.broadcast_to(p["ff_b"], (m,))
+    for i in range(N):
+        for t in range(m):
+            by_hand = np.tanh(sum(w[d] * h[i, t, d] for d in range(D)) + b[t])
+            assert e[i, 0, t] == pytest.approx(by_hand, rel=1e-12, abs=1e-15)
+
+
+def test_context_vector_scores_written_out():
+    flavour, p, h, _, _ = setup("context vector")
+    e = flavour.scores(p, h, None)[0]
+    W, b, u = p["ctx_W"], p["ctx_b"], p["ctx_u"]
+    for i in range(N):
+        for t in range(m):
+            hidden = [np.tanh(W[a] @ h[i, t] + b[a]) for a in range(len(u))]
+            assert e[i, 0, t] == pytest.approx(float(np.dot(u, hidden)), rel=1e-12)
+
+
+def test_local_p_weights_written_out_for_one_query():
+    flavour, p, h, s, _ = setup("local-p (general)", seed=2)
+    att = flavours.attend(flavour, p, h, s)
+    W, v = p["lp_W"], p["lp_v"]
+    outside = []
+    for i, j in [(0, 0), (2, 1)]:
+        centre = (m - 1) / (1 + np.exp(-(v @ np.tanh(W @ s[i, j]))))
+        scores = [s[i, j] @ p["gen_W"] @ h[i, t] for t in range(m)]
+        inside = [t for t in range(m) if abs(t - centre) <= flavour.half_width]
+        total = sum(np.exp(scores[t]) for t in inside)
+        sigma = flavour.half_width / 2
+        for t in range(m):
+            want = (
+                np.exp(scores[t]) / total * np.exp(-((t - centre) ** 2) / (2 * sigma**2))
+                if t in inside
+                else 0.0
+            )
+            assert att.weights[i, j, t] == pytest.approx(want, rel=1e-10, abs=1e-15)
+        outside.append(m - len(inside))
+    assert max(outside) > 0  # the window cut something off
 
 
 def test_location_ignores_the_hidden_states():
@@ -77,6 +149,41 @@ def test_local_m_attends_only_near_its_own_position():
     w = flavours.attend(flavour, p, h, s).weights
     far = np.abs(np.arange(m) - np.arange(n)[:, None]) > flavour.half_width
     assert np.all(w[:, far] == 0)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: flavours.LocalM(flavours.General(), half_width=-3), ValueError, "half_width"),
+        (lambda: flavours.LocalM(flavours.General(), half_width=1.5), TypeError, "half_width"),
+        (lambda: flavours.LocalM("general"), TypeError, "inner must be a Flavour"),
+        (lambda: flavours.LocalP(flavours.General(), units=0), ValueError, "units"),
+        (lambda: flavours.ContextVector(units=2.7), TypeError, "units must be an integer"),
+        (lambda: flavours.Additive(units=0), ValueError, "units must be an integer of at least 1"),
+        (lambda: flavours.Concat(units="8"), TypeError, "units must be an integer"),
+        (lambda: flavours.FeedForward(per_position=1), TypeError, "per_position"),
+        (lambda: flavours.make("multiplicative-ish"), ValueError, "unknown flavour"),
+    ],
+)
+def test_flavours_refuse_bad_settings(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    "weights, error, message",
+    [
+        ([[0.2, 0.8], [np.nan, 1.0]], ValueError, "weights must hold finite numbers"),
+        ([[0.2, np.inf]], ValueError, "weights must hold finite numbers"),
+        ([[0.5, -0.1, 0.6]], ValueError, "non-negative"),
+        ([[0.5, 0.5], [0.0, 0.0]], ValueError, "positive sum in every row"),
+        (np.zeros((2, 0)), ValueError, "at least one step"),
+        ("weights", TypeError, "weights must be an array of numbers"),
+    ],
+)
+def test_sample_steps_refuses_weights_it_cannot_draw_from(weights, error, message):
+    with pytest.raises(error, match=message):
+        flavours.sample_steps(weights, np.random.RandomState(0))
 
 
 def test_bad_arguments_raise_clear_errors():
@@ -100,7 +207,14 @@ def test_reinforce_is_unbiased_for_the_expected_loss():
     rng = np.random.RandomState(3)
     weights = softmax(rng.normal(size=(4, 6)))
     losses = rng.normal(size=(4, 6))
-    exact = weights * (losses - (weights * losses).sum(-1, keepdims=True))
+    # the exact gradient of E[loss] = sum_k softmax(scores)_k loss_k, by finite differences
+    scores = np.log(weights)
+
+    def expected_loss():
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return float(((e / e.sum(axis=-1, keepdims=True)) * losses).sum())
+
+    exact = numeric_gradient(expected_loss, scores)
     chosen = np.array([flavours.sample_steps(weights, rng) for _ in range(40000)])  # (draws, 4)
     advantage = np.take_along_axis(losses, chosen.T, axis=1).T
     estimate = flavours.reinforce_scores_gradient(weights, chosen, advantage).mean(axis=0)

@@ -77,7 +77,9 @@ def test_initial_weights_equal_the_oracle():
         assert params.key_weights[r].tolist() == net["wk"]
         assert params.value_weights[r].tolist() == net["wv"]
         assert params.query[r].tolist() == net["q"] and params.readout[r].tolist() == net["w"]
-    assert params[0].size == 19
+    one = params.select(0)
+    assert one.size == 19 and params.size == 2 * 19
+    assert one.query.tolist() == params.query[0].tolist() and one.bias.shape == ()
 
 
 def test_other_seeds_agree_with_the_loop_oracle():
@@ -102,14 +104,25 @@ def test_backward_matches_finite_differences(data):
     params.bias[:] = [0.3, -0.2]
     inputs, labels = train_set.inputs, train_set.labels
     grads = lesson.backward(params, inputs, labels, lesson.forward(params, inputs))
-    for field in lesson.Params.FIELDS:
-        x = getattr(params, field)
+    assert (
+        list(grads)
+        == list(params)
+        == [
+            "key_weights",
+            "value_weights",
+            "query",
+            "readout",
+            "bias",
+        ]
+    )
+    for name, x in params.items():
         numeric = numeric_gradient(lambda: lesson.loss(params, inputs, labels).sum(), x)
-        np.testing.assert_allclose(getattr(grads, field), numeric, atol=1e-8, err_msg=field)
+        np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
+        assert np.abs(numeric).max() > 1e-4, name  # a gradient worth checking
 
 
 def test_forward_equals_keys_queries_and_values_written_out(data):
-    params = lesson.init_params([9])[0]
+    params = lesson.init_params([9]).select(0)
     inputs = data[:5].inputs
     keys, values = lesson.keys_and_values(params, inputs)
     scores = keys @ params.query / np.sqrt(3)
@@ -140,24 +153,84 @@ def test_sweep_matches_single_runs():
 
 
 @pytest.mark.parametrize(
-    "call, message",
+    "call, error, message",
     [
-        (lambda: lesson.train(1.5), "integer"),
-        (lambda: lesson.train(3, epochs=0), "epochs"),
-        (lambda: lesson.train(3, epochs=-4), "epochs"),
-        (lambda: lesson.train(3, learning_rate=0), "learning_rate"),
-        (lambda: lesson.sweep([]), "non-empty"),
-        (lambda: lesson.sweep(5), "non-empty"),
-        (lambda: lesson.summary(init_seeds=("a",)), "integer"),
-        (lambda: lesson.make_sequences(seed=-3), "seed"),
-        (lambda: lesson.check_step(12), "between 0 and 11"),
-        (lambda: lesson.check_step(-1), "between 0 and 11"),
-        (lambda: lesson.make_sequences(10)[10], "example index"),
+        (lambda: lesson.train(1.5), TypeError, "init_seeds must be an integer"),
+        (lambda: lesson.train(3, epochs=0), ValueError, "epochs must be an integer of at least 1"),
+        (lambda: lesson.train(3, epochs=-4), ValueError, "epochs"),
+        (lambda: lesson.train(3, epochs=2.0), TypeError, "epochs must be an integer"),
+        (lambda: lesson.train(3, learning_rate=0), ValueError, "learning_rate must be positive"),
+        (lambda: lesson.train(3, learning_rate="0.6"), TypeError, "learning_rate"),
+        (lambda: lesson.sweep([]), ValueError, "non-empty"),
+        (lambda: lesson.sweep(5), ValueError, "non-empty"),
+        (lambda: lesson.summary(init_seeds=("a",)), TypeError, "init_seeds must be an integer"),
+        (lambda: lesson.make_sequences(seed=-3), ValueError, "data seed"),
+        (lambda: lesson.make_sequences(1.5), TypeError, "n must be an integer"),
+        (lambda: lesson.check_step(12), ValueError, "step must be an integer between 0 and 11"),
+        (lambda: lesson.check_step(-1), ValueError, "between 0 and 11"),
+        (lambda: lesson.make_sequences(10)[10], IndexError, "example index 10"),
+        (lambda: lesson.make_sequences(10)[True], TypeError, "index a Dataset"),
+        (lambda: lesson.split(lesson.make_sequences(10)), ValueError, "expected 720"),
+        (lambda: lesson.majority_baseline([0, 2]), ValueError, "0s and 1s"),
     ],
 )
-def test_bad_arguments_raise_clear_errors(call, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_arguments_raise_clear_errors(call, error, message):
+    with pytest.raises(error, match=message):
         call()
+
+
+def test_no_sequences_at_all_asks_for_at_least_one():
+    with pytest.raises(ValueError, match="n must be an integer of at least 1, got 0") as info:
+        lesson.make_sequences(0)
+    assert "None" not in str(info.value)
+
+
+@pytest.mark.parametrize("index", [180, -1])
+def test_an_example_outside_the_held_out_set_is_refused(index):
+    with pytest.raises(ValueError, match="example must be an integer between 0 and 179"):
+        lesson.drop_report(index, 0)
+
+
+def test_a_step_outside_the_sequence_is_refused():
+    with pytest.raises(ValueError, match="step must be an integer between 0 and 11, got 12"):
+        lesson.drop_report(0, 12)
+    with pytest.raises(TypeError, match="step must be an integer"):
+        lesson.drop_report(0, 1.0)
+
+
+def test_sequences_keep_the_example_axis_and_name_their_parts(data):
+    one = data[3]
+    assert isinstance(one, lesson.Sequences) and len(one) == 1
+    assert one.inputs.shape == (1, 12, 2) and one.readings.shape == (1, 12)
+    assert one.readings[0].tolist() == data.readings[3].tolist()
+    assert one.markers.tolist() == [data.markers[3]] and one.labels.tolist() == [data.labels[3]]
+    assert data.labels.dtype.kind == "i" and set(data.labels.tolist()) == {0, 1}
+    # the marker flag is the second channel, 1 at the marker step only
+    flags = data.inputs[..., 1]
+    assert np.all(flags.sum(axis=1) == 1) and np.all(flags.argmax(axis=1) == data.markers)
+    # the label is the marker's reading against the threshold, computed here from the readings
+    marked = data.readings[np.arange(len(data)), data.markers]
+    assert data.labels.tolist() == (marked > lesson.THRESHOLD).astype(int).tolist()
+    assert data[-1].markers.tolist() == [data.markers[-1]]
+
+
+def test_the_training_curve_is_the_loss_before_each_step(data):
+    train_set = lesson.split(data)[0]
+    params, curve = lesson.train_runs([5, 6], train_set, epochs=3, loss_curve=True)
+    assert curve.shape == (3, 2)
+    start = lesson.init_params([5, 6])
+    np.testing.assert_array_equal(curve[0], lesson.loss(start, train_set.inputs, train_set.labels))
+    once = lesson.train_runs([5, 6], train_set, epochs=2)
+    np.testing.assert_array_equal(curve[2], lesson.loss(once, train_set.inputs, train_set.labels))
+    # one step of plain gradient descent, written out
+    grads = lesson.backward(
+        start, train_set.inputs, train_set.labels, lesson.forward(start, train_set.inputs)
+    )
+    stepped = lesson.train_runs([5, 6], train_set, epochs=1)
+    for name in start:
+        np.testing.assert_allclose(
+            stepped[name], start[name] - lesson.LEARNING_RATE * grads[name], rtol=0, atol=1e-15
+        )
 
 
 def test_forward_refuses_inputs_of_the_wrong_shape():
@@ -166,3 +239,7 @@ def test_forward_refuses_inputs_of_the_wrong_shape():
         lesson.forward(params, np.zeros((4, 12)))
     with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
         lesson.forward(params, np.zeros((4, 12, 3)))
+    with pytest.raises(ValueError, match="inputs must hold finite numbers"):
+        lesson.forward(params, np.full((4, 12, 2), np.nan))
+    with pytest.raises(TypeError, match="inputs must be an array of numbers"):
+        lesson.forward(params, "readings")

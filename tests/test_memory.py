@@ -47,9 +47,37 @@ def test_unused_slots_get_no_weight():
     np.testing.assert_allclose(weights.sum(-1), 1.0)
 
 
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"facts": True}, TypeError, "facts must be an integer, got True"),
+        ({"facts": 1.0}, TypeError, "facts must be an integer"),
+        ({"facts": 3}, ValueError, "facts must be an integer between 1 and 2, got 3"),
+        ({"facts": 0}, ValueError, "facts must be an integer between 1 and 2, got 0"),
+        ({"n": 0}, ValueError, "n must be an integer of at least 1"),
+        ({"length": 1}, ValueError, "length must be an integer of at least 2"),
+    ],
+)
+def test_stories_refuse_bad_settings(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        memory.stories(**{"n": 3, **kwargs})
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: memory.MemoryNetwork(hops=0), ValueError, "hops must be an integer of at least 1"),
+        (lambda: memory.MemoryNetwork(size=2.5), TypeError, "size must be an integer"),
+        (lambda: memory.hop_report(500), ValueError, "story must be an integer between 0 and 499"),
+        (lambda: memory.hop_report(0, hop=0), ValueError, "hop must be an integer between 1 and 3"),
+    ],
+)
+def test_the_network_and_its_report_refuse_bad_settings(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="facts"):
-        memory.stories(facts=3)
     with pytest.raises(ValueError, match="at most"):
         memory.stories(length=9)
     with pytest.raises(ValueError, match="unknown word"):

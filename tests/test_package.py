@@ -1,4 +1,4 @@
-"""The package as a reader installs it: its name, its contents, its notebooks' install cell, its caches."""
+"""The package as a reader installs it: name, contents, the notebooks' install cell, its caches."""
 
 import json
 import pickle
@@ -98,7 +98,7 @@ def test_a_changed_library_or_machine_files_results_elsewhere(monkeypatch, tmp_p
     monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
     _square_table.forget()
     _square_table(3)
-    monkeypatch.setattr(cache, "code_fingerprint", lambda: "another library")
+    monkeypatch.setattr(cache, "code_fingerprint", lambda module=None: "another library")
     _square_table.forget()
     _square_table(3)
     monkeypatch.setattr(cache, "arithmetic", lambda: {"blas": "another kernel"})
@@ -109,6 +109,7 @@ def test_a_changed_library_or_machine_files_results_elsewhere(monkeypatch, tmp_p
 
 def test_the_fingerprints_describe_this_code_and_machine():
     assert re.fullmatch(r"[0-9a-f]{16}", cache.code_fingerprint())
+    assert cache.code_fingerprint("udhr") != cache.code_fingerprint("lesson")
     facts = cache.arithmetic()
     assert facts["numpy"] == np.__version__ and facts["blas"] and "SSE2" in facts["cpu_features"]
 
@@ -147,3 +148,32 @@ def test_binder_pins_are_the_books_pins():
         assert pins.get(name) == version, (
             f"binder pins {line}, requirements.txt {name}=={pins.get(name)}"
         )
+
+
+def test_a_result_depends_on_its_modules_code_and_not_on_how_pages_draw_it():
+    assert {"udhr", "training", "optim", "attention"} <= cache.dependencies("udhr")
+    assert not {"udhr_explorers", "plots", "twins", "lesson"} & cache.dependencies("udhr")
+    assert "lesson" in cache.dependencies("taxonomy")  # Part III reads Part I's data
+
+
+@cache.remembered
+def _train_a_model(model, seed: int):
+    CALLS.append(seed)
+    return seed
+
+
+def test_a_model_passed_in_brings_its_own_code_into_the_key(monkeypatch, tmp_path):
+    from attention_measured import taxonomy
+
+    monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
+    CALLS.clear()
+    _train_a_model(taxonomy.Reader("dot"), 1)
+    real = cache.code_fingerprint
+
+    def edited(module=None):  # as if taxonomy.py, where Reader lives, had been edited
+        return "edited" if module == "taxonomy" else real(module)
+
+    monkeypatch.setattr(cache, "code_fingerprint", edited)
+    _train_a_model.forget()
+    _train_a_model(taxonomy.Reader("dot"), 1)
+    assert CALLS == [1, 1]

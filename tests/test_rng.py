@@ -25,12 +25,24 @@ def test_draws_lie_in_the_unit_interval():
     assert u.min() >= 0.0 and u.max() < 1.0
 
 
-@pytest.mark.parametrize("bad", [1.5, "7", None, True, -1, 2**64])
-def test_bad_seeds_are_refused(bad):
-    with pytest.raises(ValueError, match="seed"):
+@pytest.mark.parametrize("bad", [1.5, "7", None, True])
+def test_seeds_of_the_wrong_kind_are_refused(bad):
+    with pytest.raises(TypeError, match="seed must be an integer"):
         rng.draws(bad, 3)
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64])
+def test_seeds_out_of_range_are_refused(bad):
+    with pytest.raises(ValueError, match="seed must be an integer between 0 and"):
+        rng.draws(bad, 3)
+
+
+def test_the_largest_seed_is_accepted():
+    assert rng.draws(2**64 - 1, 2).shape == (2,)
 
 
 def test_bad_count_is_refused():
     with pytest.raises(ValueError, match="count"):
         rng.draws(1, -2)
+    with pytest.raises(TypeError, match="count"):
+        rng.draws(1, 2.0)

@@ -88,5 +88,39 @@ def test_bad_arguments():
         selfattention.HeadsReader(heads=3, size=8)
     with pytest.raises(ValueError, match="positions"):
         selfattention.OrderReader("rotary")
-    with pytest.raises(ValueError, match="ids below"):
-        selfattention.OrderReader().forward(selfattention.OrderReader().init(), np.full((1, 8), 9))
+    reader = selfattention.OrderReader()
+    with pytest.raises(ValueError, match="tokens must hold integers between 0 and 5"):
+        reader.forward(reader.init(), np.full((1, 8), 9))
+    with pytest.raises(ValueError, match=r"tokens must be token ids shaped \(any, 8\)"):
+        reader.forward(reader.init(), np.zeros((1, 7), dtype=int))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"size": 0}, ValueError, "size must be an integer of at least 1"),
+        ({"channels": 0}, ValueError, "channels must be an integer of at least 1"),
+        ({"heads": 0}, ValueError, "heads must be an integer of at least 1"),
+        ({"channels": 2.0}, TypeError, "channels must be an integer"),
+        ({"heads": True}, TypeError, "heads must be an integer"),
+    ],
+)
+def test_heads_reader_refuses_empty_or_fractional_sizes(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        selfattention.HeadsReader(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: selfattention.head_report("one head", 180), ValueError, "example"),
+        (lambda: selfattention.order_report(500), ValueError, "example"),
+        (lambda: selfattention.order_report(0, shuffle=1.5), TypeError, "shuffle"),
+        (lambda: selfattention.two_patterns(0), ValueError, "n must be an integer of at least 1"),
+        (lambda: selfattention.order_task(length=1), ValueError, "length"),
+        (lambda: selfattention.scaling_at_init(sizes=(0,)), ValueError, "size"),
+    ],
+)
+def test_section_reports_and_tasks_refuse_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

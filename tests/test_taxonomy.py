@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import taxonomy
+from attention_measured import taxonomy, training
 
 
 def check_model_gradients(model, p, loss_and_grads):
@@ -103,9 +103,107 @@ def test_bad_arguments():
         taxonomy.addition_problem(steps=1)
     with pytest.raises(ValueError, match="later steps"):
         taxonomy.shifted_lesson_data(11)
-    with pytest.raises(ValueError, match="ids below"):
-        taxonomy.Aligner("dot", vocabulary=3, length=4).forward(
-            taxonomy.Aligner("dot", 3, 4).init(), np.full((1, 4), 3)
-        )
+    aligner = taxonomy.Aligner("dot", vocabulary=3, length=4)
+    with pytest.raises(ValueError, match="tokens must hold integers between 0 and 2"):
+        aligner.forward(aligner.init(), np.full((1, 4), 3))
+    with pytest.raises(ValueError, match=r"tokens must be token ids shaped \(any, 4\)"):
+        aligner.forward(aligner.init(), np.zeros((1, 5), dtype=int))
+    with pytest.raises(TypeError, match="tokens must hold integers"):
+        aligner.forward(aligner.init(), np.zeros((1, 4)))
     with pytest.raises(ValueError, match="hard=True"):
         taxonomy.gradient_noise(taxonomy.Aligner("dot"), None, None)
+
+
+def test_expected_loss_gradient_is_the_derivative_of_the_expected_loss():
+    tokens = taxonomy.reversal(n=3, length=4, vocabulary=5, seed=0)
+    model = taxonomy.Aligner("general", vocabulary=5, length=4, hidden=3, hard=True)
+    p = model.init(seed=1)
+    for k in ("queries", "gen_W"):
+        p[k] = p[k] * 2.0  # weights far from uniform
+    exact, loss_k = model.expected_loss_gradient(p, tokens)
+    n, L = tokens.shape
+    # everything written out here: hidden states, scores, and the loss of output i copying step k
+    h = p["embedding"][tokens] + p["positions"]  # (N, L, D)
+    scores = np.einsum("is,sd,nkd->nik", p["queries"], p["gen_W"], h)
+    np.testing.assert_allclose(model.forward(p, tokens).attention.scores, scores, rtol=1e-12)
+    targets = tokens[:, ::-1]
+    copy_loss = np.empty((n, L, L))
+    for a in range(n):
+        for k in range(L):
+            z = h[a, k] @ p["out_W"].T + p["out_b"]
+            log_total = z.max() + np.log(np.exp(z - z.max()).sum())
+            for i in range(L):
+                copy_loss[a, i, k] = log_total - z[targets[a, i]]
+    np.testing.assert_allclose(loss_k, copy_loss, rtol=1e-12)
+
+    def expected_loss():  # the mean over outputs of sum_k a_k loss_k, a = softmax(scores)
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return float(((e / e.sum(axis=-1, keepdims=True)) * copy_loss).sum(axis=-1).mean())
+
+    numeric = numeric_gradient(expected_loss, scores)
+    assert exact.shape == (n, L, L) and np.abs(numeric).max() > 1e-3
+    np.testing.assert_allclose(exact, numeric, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["bce", "mse"])
+def test_removal_effects_drop_one_step_and_renormalise_the_rest(loss):
+    data = taxonomy.addition_problem(n=5, steps=6, seed=3)
+    model = taxonomy.Reader("general", steps=6, loss=loss)
+    p = model.init(seed=4)
+    p["query"] = p["query"] * 3.0
+    p_all, p_without = taxonomy.removal_effects((model, p), data.inputs)
+    assert p_all.shape == (5,) and p_without.shape == (5, 6)
+    h = data.inputs @ p["enc_E"].T + p["enc_c"]  # the linear encoder, written out
+    scores = np.einsum("s,sd,ntd->nt", p["query"], p["gen_W"], h)
+    link = (lambda z: 1 / (1 + np.exp(-z))) if loss == "bce" else (lambda z: z)
+    for i in range(5):
+        w = np.exp(scores[i] - scores[i].max())
+        assert p_all[i] == pytest.approx(link((w / w.sum()) @ h[i] @ p["readout"] + p["bias"]))
+        for t in range(6):
+            kept = np.delete(w, t) / np.delete(w, t).sum()
+            out = link(kept @ np.delete(h[i], t, axis=0) @ p["readout"] + p["bias"])
+            assert p_without[i, t] == pytest.approx(out, rel=1e-10, abs=1e-15)
+
+
+def test_removal_effects_need_a_trained_reader_as_a_pair():
+    model = taxonomy.Reader("dot")
+    p = model.init(0)
+    inputs = np.zeros((2, 12, 2))
+    with pytest.raises(TypeError, match="needs a trained Reader"):
+        taxonomy.removal_effects((taxonomy.Aligner("dot"), p), inputs)
+    with pytest.raises(ValueError, match="inputs must have shape"):
+        taxonomy.removal_effects((model, p), np.zeros((2, 12, 3)))
+
+
+def test_lesson_run_is_a_trained_pair_that_measure_reads():
+    run = taxonomy.lesson_run("dot", 0)
+    assert isinstance(run, training.Trained) and run.model.flavour.name == "dot"
+    heldout = taxonomy.lesson_data()[1]
+    result = taxonomy.measure(run.model, run.params, heldout)
+    assert result == taxonomy.lesson_measures("dot", 0)
+    # the accuracy of the pair, counted here
+    prob = run.model.predict(run.params, heldout.inputs)
+    assert result["accuracy"] == np.mean((prob > 0.5) == (heldout.labels == 1))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: taxonomy.lesson_run("dot", -1), ValueError, "seed must be an integer between 0"),
+        (lambda: taxonomy.lesson_run("dot", 1.5), TypeError, "seed must be an integer"),
+        (lambda: taxonomy.lesson_run("cosine", 0), ValueError, "flavour must be one of"),
+        (
+            lambda: taxonomy.trained(
+                taxonomy.Reader("dot", steps=4), 1.5, np.zeros((2, 4, 2)), np.zeros(2), 1, 0.05
+            ),
+            TypeError,
+            "seed must be an integer",
+        ),
+        (lambda: taxonomy.Reader(3), TypeError, "flavour must be a flavour's name"),
+        (lambda: taxonomy.Reader("dot", hidden=0), ValueError, "hidden"),
+        (lambda: taxonomy.Aligner("dot", hard=1), TypeError, "hard must be True or False"),
+    ],
+)
+def test_part_three_refuses_bad_seeds_and_settings(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

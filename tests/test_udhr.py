@@ -1,3 +1,5 @@
+"""Part II, sections 1 to 3: the corpus, the head written out by hand, and its training."""
+
 import re
 
 import numpy as np
@@ -5,7 +7,8 @@ import pytest
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
 
-from attention_measured import attention, udhr
+from attention_measured import recall, udhr
+from attention_measured.params import Params
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
@@ -32,6 +35,8 @@ def test_encode_accepts_strings_and_token_lists():
     ids = udhr.encode("All human beings are born free and equal in dignity and rights.")
     assert ids == udhr.encode(udhr.DISPLAY)
     assert udhr.decode(ids) == udhr.DISPLAY
+    assert udhr.decode(np.array(ids)) == udhr.DISPLAY
+    assert udhr.decode([0, len(udhr.VOCAB) - 1]) == [udhr.VOCAB[0], udhr.VOCAB[-1]]
 
 
 def test_unknown_words_are_named_and_the_vocabulary_is_pointed_to():
@@ -46,6 +51,36 @@ def test_a_sentence_needs_two_tokens(sentence):
         udhr.encode(sentence)
 
 
+@pytest.mark.parametrize("ids", [[-1], [98], [3, 98]])
+def test_decode_refuses_ids_outside_the_vocabulary(ids):
+    with pytest.raises(ValueError, match="ids must hold integers between 0 and 97"):
+        udhr.decode(ids)
+
+
+@pytest.mark.parametrize("ids", [[1.0, 2.0], [True, False], ["all"]])
+def test_decode_refuses_ids_that_are_not_integers(ids):
+    with pytest.raises(TypeError, match="ids must hold integers"):
+        udhr.decode(ids)
+
+
+def test_decode_refuses_a_table_of_ids():
+    with pytest.raises(ValueError, match="ids must be one-dimensional"):
+        udhr.decode([[1, 2], [3, 4]])
+
+
+def test_check_sentences_turns_strings_into_token_lists():
+    got = udhr.check_sentences(["Everyone has the right to education.", ["no", "one"]])
+    assert got == [["everyone", "has", "the", "right", "to", "education"], ["no", "one"]]
+    with pytest.raises(TypeError, match="sentences must be a list"):
+        udhr.check_sentences("everyone has the right")
+    with pytest.raises(TypeError, match="sentences must be a list"):
+        udhr.check_sentences(None)
+    with pytest.raises(ValueError, match="at least one sentence"):
+        udhr.check_sentences([])
+    with pytest.raises(ValueError, match="VOCAB"):
+        udhr.check_sentences([["no", "unicorns"]])
+
+
 # --------------------------------------------------------------- section 2
 def test_initial_weights_are_drawn_in_the_demos_order():
     state = np.random.RandomState(0)
@@ -54,11 +89,31 @@ def test_initial_weights_are_drawn_in_the_demos_order():
     ]
     for query in udhr.QUERIES:
         params = udhr.init_params(0, query)
+        assert isinstance(params, Params)
         for name, want in zip(["E", "W_Q", "W_K", "W_V", "W_O"], expected):
-            assert np.array_equal(getattr(params, name), want), (query, name)
-    assert udhr.init_params(0, "mask").mask_embedding.shape == (24,)
+            assert np.array_equal(params[name], want), (query, name)
+    # a variant's extra array is drawn last, after the demo's five
+    mask = udhr.init_params(0, "mask").mask_embedding
+    np.testing.assert_array_equal(mask, 0.1 * state.randn(24))
     assert udhr.init_params(0, "position").positions.shape == (udhr.MAX_LEN, 24)
-    assert udhr.init_params(0, "token").names() == ["E", "W_Q", "W_K", "W_V", "W_O"]
+    assert list(udhr.init_params(0, "token")) == ["E", "W_Q", "W_K", "W_V", "W_O"]
+    assert list(udhr.init_params(0, "mask"))[-1] == "mask_embedding"
+    assert udhr.init_params(0, "token").size == 98 * 24 * 2 + 3 * 24 * 24
+
+
+@pytest.mark.parametrize("query", udhr.QUERIES)
+def test_query_kind_reads_the_kind_back_from_the_parameters(query):
+    assert udhr.query_kind(udhr.init_params(3, query)) == query
+
+
+def test_head_params_takes_a_training_result_or_params():
+    params = udhr.init_params(0)
+    result = udhr.TrainingResult(np.ones(1), params, "token", 0, udhr.SENTENCES)
+    assert udhr.head_params(result) is params and udhr.head_params(params) is params
+    with pytest.raises(TypeError, match="expected a TrainingResult"):
+        udhr.head_params({"E": params.E})
+    with pytest.raises(TypeError, match="batch must be a Batch"):
+        udhr.forward(params, SMALL)
 
 
 def test_no_global_random_state_is_touched():
@@ -80,7 +135,7 @@ def test_vectorised_training_equals_the_loop_oracle(seed):
     result = udhr.train(seed=seed, epochs=80)
     np.testing.assert_allclose(result.loss_curve, curve, rtol=0, atol=1e-6)
     for name in oracle.NAMES:
-        np.testing.assert_allclose(getattr(result.params, name), params[name], rtol=0, atol=1e-8)
+        np.testing.assert_allclose(result.params[name], params[name], rtol=0, atol=1e-8)
 
 
 def _random_entries(shape, rng, count):
@@ -98,7 +153,7 @@ def test_backward_matches_finite_differences_for_every_array(query):
     grads = udhr.backward(params, batch, udhr.forward(params, batch))
     pick = np.random.RandomState(1)
     used = np.unique(batch.targets)
-    assert set(grads.names()) == set(params.names())
+    assert list(grads) == list(params)
     for name, array in params.arrays().items():
         entries = _random_entries(array.shape, pick, 150)
         if name == "E":  # every number of the rows in use, plus random others
@@ -110,16 +165,83 @@ def test_backward_matches_finite_differences_for_every_array(query):
 
         def loss(array=array, entries=entries, probe=probe):
             array.reshape(-1)[entries] = probe
-            return udhr.forward(params, batch).loss
+            return udhr.forward(params, batch).loss  # the loss the page reports
 
         numeric = numeric_gradient(loss, probe)
-        analytic = getattr(grads, name).reshape(-1)[entries]
+        analytic = grads[name].reshape(-1)[entries]
         np.testing.assert_allclose(
             analytic, numeric, rtol=1e-5, atol=1e-7, err_msg=f"{query}: {name}"
         )
         assert np.abs(analytic).max() > 1e-3, f"{query}: {name} has no gradient to check"
     unused = np.setdiff1d(np.arange(len(udhr.VOCAB)), used)
     assert not grads.E[unused].any()
+
+
+def _minus_log_true(params, batch):
+    """-log p(true token) at every real position, computed here from the arrays, step by step."""
+    root = np.sqrt(udhr.WIDTH)
+    losses = []
+    for ids, valid in zip(batch.ids, batch.valid):
+        ids = ids[valid]
+        x = params.E[ids]
+        kind = udhr.query_kind(params)
+        if kind == "token":
+            q = x @ params.W_Q
+        elif kind == "mask":
+            q = np.tile(params.mask_embedding @ params.W_Q, (len(ids), 1))
+        else:
+            q = params.positions[: len(ids)] @ params.W_Q
+        s = q @ (x @ params.W_K).T / root
+        np.fill_diagonal(s, -np.inf)
+        a = np.exp(s - s.max(axis=1, keepdims=True))
+        a /= a.sum(axis=1, keepdims=True)
+        scores = a @ (x @ params.W_V) @ params.W_O
+        top = scores.max(axis=1)
+        log_total = top + np.log(np.exp(scores - top[:, None]).sum(axis=1))
+        losses.append(log_total - scores[np.arange(len(ids)), ids])
+    return np.concatenate(losses)
+
+
+@pytest.mark.parametrize("query", udhr.QUERIES)
+def test_the_reported_loss_is_the_summed_minus_log_of_the_true_tokens(query):
+    batch = udhr.make_batch(SMALL)
+    params = udhr.init_params(4, query)
+    fwd = udhr.forward(params, batch)
+    rows = np.arange(batch.n_predicted)
+    assert fwd.loss == pytest.approx(-np.log(fwd.probs[rows, batch.targets]).sum(), rel=1e-12)
+    assert fwd.loss == pytest.approx(_minus_log_true(params, batch).sum(), rel=1e-12)
+    loss, grads = udhr.loss_and_gradients(params, batch)
+    assert loss == fwd.loss
+    # Head, what the training loop calls: the mean per token, the gradient averaged over sentences
+    mean, averaged = udhr.Head().loss_and_grads(params, batch)
+    assert mean == pytest.approx(fwd.loss / batch.n_predicted, rel=1e-15)
+    for name in params:
+        np.testing.assert_allclose(averaged[name], grads[name] / len(SMALL), rtol=1e-15)
+
+
+def test_the_loss_stays_exact_where_the_true_token_is_almost_impossible():
+    batch = udhr.make_batch([["everyone", "has", "the"]])
+    params = udhr.init_params(2)
+    params.W_O *= 20000.0  # probabilities below 1e-350 underflow to 0: their log would be -inf
+    fwd = udhr.forward(params, batch)
+    by_hand = _minus_log_true(params, batch)
+    assert by_hand.max() > 800 and fwd.probs[np.arange(3), batch.targets].min() == 0.0
+    assert np.isfinite(fwd.loss)
+    assert fwd.loss == pytest.approx(by_hand.sum(), rel=1e-12)
+
+
+def test_finite_differences_of_the_reported_loss_on_a_tiny_batch():
+    batch = udhr.make_batch([["everyone", "has", "the"], ["no", "one"]])
+    params = udhr.init_params(9, "position")
+    for array in params.values():
+        array *= 5.0
+    grads = udhr.backward(params, batch, udhr.forward(params, batch))
+    for name in ("W_Q", "W_K", "W_V", "positions"):
+        numeric = numeric_gradient(lambda: udhr.forward(params, batch).loss, params[name])
+        np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-7, err_msg=name)
+    rows = [udhr.TOKEN_ID[w] for w in ("everyone", "has", "the", "no", "one")]
+    numeric = numeric_gradient(lambda: udhr.forward(params, batch).loss, params.E)
+    np.testing.assert_allclose(grads.E[rows], numeric[rows], rtol=1e-5, atol=1e-7)
 
 
 def test_padding_does_not_change_a_sentence():
@@ -136,11 +258,11 @@ def test_only_the_token_query_sees_the_token_it_predicts(query, blind):
     params = udhr.init_params(4, query)
     changed = list(udhr.DISPLAY)
     changed[5] = "slavery"  # "free" -> "slavery"
-    before, after = udhr.predict(params, udhr.DISPLAY)[5], udhr.predict(params, changed)[5]
+    before, after = recall.predict(params, udhr.DISPLAY)[5], recall.predict(params, changed)[5]
     assert np.allclose(before, after, rtol=0, atol=1e-15) == blind
 
 
-# --------------------------------------------------------------- sections 3 and 4
+# --------------------------------------------------------------- section 3
 @pytest.fixture(scope="module")
 def trained():
     return udhr.train(seed=0, epochs=300)
@@ -152,20 +274,35 @@ def test_training_lowers_the_loss_and_reads_the_display_sentence(trained):
     assert weights.shape == (12, 12)
     assert np.all(np.diag(weights) == 0.0)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0)
-    probs = udhr.predict(trained, udhr.DISPLAY)
+    probs = recall.predict(trained, udhr.DISPLAY)
     assert probs.shape == (12, 98)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
-    assert udhr.top1_accuracy(trained) == udhr.top1_accuracy(trained, udhr.SENTENCES) > 0.9
+    assert recall.top1_accuracy(trained) == recall.top1_accuracy(trained, udhr.SENTENCES) > 0.9
+
+
+def test_the_loss_curve_is_the_mean_loss_per_token_before_each_step():
+    result = udhr.train(seed=4, epochs=3, query="mask")
+    batch = udhr.make_batch(udhr.SENTENCES)
+    start = udhr.forward(udhr.init_params(4, "mask"), batch).loss / batch.n_predicted
+    assert result.loss_curve[0] == pytest.approx(start, rel=1e-12)
+    assert result.epochs == 3 and result.query == "mask" and result.seed == 4
 
 
 def test_held_out_sentences_can_be_scored():
     fold = udhr.SENTENCES[:12]
     result = udhr.train(seed=1, epochs=20, query="mask", sentences=fold)
     assert result.sentences == fold and result.query == "mask" and result.seed == 1
-    score = udhr.top1_accuracy(result, udhr.SENTENCES[12:])
-    assert 0.0 <= score <= 1.0
+    held = udhr.SENTENCES[12:]
+    # the share of held-out positions whose most probable token is the true one, counted here
+    right = total = 0
+    for tokens in held:
+        probs = recall.predict(result.params, tokens)
+        right += sum(udhr.VOCAB[i] == w for i, w in zip(probs.argmax(axis=1), tokens))
+        total += len(tokens)
+    assert recall.top1_accuracy(result, held) == right / total
+    assert recall.top1_accuracy(result) == recall.top1_accuracy(result.params, fold)
     with pytest.raises(ValueError, match="VOCAB"):
-        udhr.top1_accuracy(result, ["everyone has the right to cake"])
+        recall.top1_accuracy(result, ["everyone has the right to cake"])
 
 
 def test_the_progress_bar_leaves_the_numbers_alone(capsys):
@@ -175,22 +312,26 @@ def test_the_progress_bar_leaves_the_numbers_alone(capsys):
 
 
 @pytest.mark.parametrize(
-    "kwargs, message",
+    "kwargs, error, message",
     [
-        ({"epochs": 0}, "epochs must be a positive integer"),
-        ({"epochs": 2.5}, "epochs must be a positive integer"),
-        ({"epochs": True}, "epochs must be a positive integer"),
-        ({"query": "keys"}, "unknown query 'keys'; choose one of 'token', 'mask', 'position'"),
-        ({"seed": 1.5}, "seed must be an integer"),
-        ({"seed": "0"}, "seed must be an integer"),
-        ({"seed": -1}, "seed must be an integer"),
-        ({"sentences": []}, "at least one sentence"),
-        ({"sentences": "all human beings"}, "list of token lists"),
-        ({"sentences": [["free"]]}, "attend to itself"),
+        ({"epochs": 0}, ValueError, "epochs must be an integer of at least 1, got 0"),
+        ({"epochs": 2.5}, TypeError, "epochs must be an integer"),
+        ({"epochs": True}, TypeError, "epochs must be an integer"),
+        (
+            {"query": "keys"},
+            ValueError,
+            "query must be one of 'token', 'mask', 'position', got 'keys'",
+        ),
+        ({"seed": 1.5}, TypeError, "seed must be an integer"),
+        ({"seed": "0"}, TypeError, "seed must be an integer"),
+        ({"seed": -1}, ValueError, "seed must be an integer between 0 and"),
+        ({"sentences": []}, ValueError, "at least one sentence"),
+        ({"sentences": "all human beings"}, TypeError, "list of token lists"),
+        ({"sentences": [["free"]]}, ValueError, "attend to itself"),
     ],
 )
-def test_bad_training_input_is_refused(kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
+def test_bad_training_input_is_refused(kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
         udhr.train(**{"epochs": 1, **kwargs})
 
 
@@ -198,6 +339,8 @@ def test_loss_rows_keep_the_first_and_every_twentieth_iteration():
     rows = udhr.loss_csv_rows(np.arange(4000.0))
     assert len(rows) == 201
     assert rows[:3] == [(1, 0.0), (20, 19.0), (40, 39.0)] and rows[-1] == (4000, 3999.0)
+    with pytest.raises(ValueError, match="loss_curve must have 1 axes"):
+        udhr.loss_csv_rows(np.ones((2, 2)))
 
 
 def test_csv_files(tmp_path):
@@ -216,237 +359,32 @@ def test_csv_files(tmp_path):
     assert weight_lines[1] == "0.000000,0.000000,0.000000"  # the masked diagonal
     table = np.loadtxt(weights_path, delimiter=",", skiprows=1)
     np.testing.assert_allclose(table[:, 2], udhr.attention_weights(result).ravel(), atol=5e-7)
+    with pytest.raises(TypeError, match="result must be a TrainingResult"):
+        udhr.write_csvs(result.params, tmp_path)
 
 
-# --------------------------------------------------------------- section 4: what the memory remembers
+# --------------------------------------------------------------- the nudge of section 4
 def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
     plain = udhr.train(seed=0, epochs=30)
     zero = udhr.train(seed=0, epochs=30, nudge=0.0)
     assert np.array_equal(plain.loss_curve, zero.loss_curve)
     for name, array in plain.params.arrays().items():
-        assert np.array_equal(array, getattr(zero.params, name)), name
+        assert np.array_equal(array, zero.params[name]), name
     nudged = udhr.train(seed=0, epochs=30, nudge=1e-6)
     assert not np.array_equal(plain.loss_curve, nudged.loss_curve)
     assert abs(nudged.loss_curve[0] - plain.loss_curve[0]) < 1e-5  # a tiny push, not a new start
 
 
-@pytest.mark.parametrize("nudge", [float("nan"), float("inf"), "1e-12", True, None])
-def test_a_bad_nudge_is_refused(nudge):
-    with pytest.raises(ValueError, match="nudge must be a finite real number"):
+@pytest.mark.parametrize(
+    "nudge, error, message",
+    [
+        (float("nan"), ValueError, "nudge must be a finite number"),
+        (float("inf"), ValueError, "nudge must be a finite number"),
+        ("1e-12", TypeError, "nudge must be a number"),
+        (True, TypeError, "nudge must be a number"),
+        (None, TypeError, "nudge must be a number"),
+    ],
+)
+def test_a_bad_nudge_is_refused(nudge, error, message):
+    with pytest.raises(error, match=message):
         udhr.train(epochs=1, nudge=nudge)
-
-
-def _spiky_curve():
-    """A falling curve with a wobbling spike at iteration 101, a bump at 201 and a spike from 301 on."""
-    curve = np.geomspace(1.0, 1e-3, 400)
-    best = curve[99]
-    curve[100:103] = best * np.array([30.0, 8.0, 20.0])  # wobbles across 10x: still one spike
-    curve[103:130] = best * np.linspace(5.0, 1.5, 27)  # back below 2x at iteration 126
-    curve[200] = curve[199] * 5.0  # a bump, under 10x
-    curve[300:] = curve[299] * 12.0  # climbs and never comes back
-    return curve
-
-
-def test_loss_spikes_counts_each_excursion_once_at_its_start():
-    curve = _spiky_curve()
-    spikes = udhr.loss_spikes(curve)
-    assert spikes.dtype.kind == "i" and spikes.tolist() == [101, 301]
-    assert udhr.loss_spikes(curve, factor=4.0, recovery=2.0).tolist() == [101, 201, 301]
-    assert udhr.loss_spikes(np.geomspace(1.0, 1e-3, 50)).size == 0
-    assert udhr.loss_spikes([1e-3, 5.0, 1.0]).tolist() == [2]  # the first iteration never spikes
-    assert udhr.loss_spikes([7.0]).size == 0
-
-
-@pytest.mark.parametrize(
-    "curve, kwargs, message",
-    [
-        (np.ones((2, 3)), {}, "one-dimensional"),
-        ("1, 2", {}, "one-dimensional"),
-        ([1.0, 0.0, 2.0], {}, "positive finite"),
-        ([1.0, float("nan")], {}, "positive finite"),
-        ([1.0, 2.0], {"factor": 2.0, "recovery": 2.0}, "factor > recovery >= 1"),
-        ([1.0, 2.0], {"recovery": 0.5}, "factor > recovery >= 1"),
-        ([1.0, 2.0], {"factor": "10"}, "factor must be a finite real number"),
-    ],
-)
-def test_loss_spikes_refuses_bad_input(curve, kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        udhr.loss_spikes(curve, **kwargs)
-
-
-def test_folds_hold_out_every_sentence_but_the_display_one_exactly_once():
-    assert len(udhr.FOLDS) == 5 and all(len(fold) == 3 for fold in udhr.FOLDS)
-    held = [i for fold in udhr.FOLDS for i in fold]
-    assert sorted(held) == list(range(1, 16))
-    assert udhr.SENTENCES[udhr.ALWAYS_TRAINED] == udhr.DISPLAY and udhr.ALWAYS_TRAINED not in held
-
-
-# Worked by hand.  Counts: the 3; no, one, right 2; the rest 1.  Sentences holding
-# "no": the first two; "shall": the first; "life": the third.
-TINY_TRAINING = [
-    ["no", "one", "shall", "be", "held"],
-    ["no", "one", "has", "the", "right"],
-    ["the", "right", "to", "life", "the"],
-]
-
-
-def test_the_baselines_on_a_case_worked_by_hand():
-    assert udhr.most_frequent_token(TINY_TRAINING) == "the"
-    assert udhr.most_frequent_token([["no", "one"], ["one", "no"]]) == "no"  # a tie: alphabet
-    # position 0 ("no"): shall + life give 1 to nine tokens -> most frequent, "the";
-    # position 1 ("shall"): no + life give 2 to no, one, the, right -> "the" (3 occurrences);
-    # position 2 ("life"): no + shall give 3 to no and one (2 each) -> alphabet, "no".
-    assert udhr.cooccurrence_guesses(TINY_TRAINING, ["no", "shall", "life"]) == ["the", "the", "no"]
-    # nothing held out co-occurs with anything: every seen token scores 0, unseen ones are never guessed
-    assert udhr.cooccurrence_guesses(TINY_TRAINING, ["education", "liberty"]) == ["the", "the"]
-    with pytest.raises(ValueError, match="VOCAB"):
-        udhr.cooccurrence_guesses(TINY_TRAINING, ["no", "unicorns"])
-    with pytest.raises(ValueError, match="at least one sentence"):
-        udhr.most_frequent_token([])
-
-
-def test_swapped_queries_come_from_the_next_token_within_each_sentence():
-    batch = udhr.make_batch([["everyone", "has", "the", "right"], ["no", "one", "shall"]])
-    ids = {w: udhr.TOKEN_ID[w] for w in ["everyone", "has", "the", "right", "no", "one", "shall"]}
-    expected_next = [
-        [ids["has"], ids["the"], ids["right"], ids["everyone"]],
-        [ids["one"], ids["shall"], ids["no"], 0],
-    ]
-    expected_prev = [
-        [ids["right"], ids["everyone"], ids["has"], ids["the"]],
-        [ids["shall"], ids["no"], ids["one"], 0],
-    ]
-    assert udhr.swapped_query_ids(batch, "next").tolist() == expected_next
-    assert udhr.swapped_query_ids(batch, "previous").tolist() == expected_prev
-    with pytest.raises(ValueError, match="unknown swap 'random'"):
-        udhr.swapped_query_ids(batch, "random")
-
-
-def test_the_swap_only_moves_the_queries(trained):
-    params = trained.params
-    batch = udhr.make_batch(SMALL)
-    plain = udhr.forward(params, batch)
-    same = udhr.forward(params, batch, batch.ids)  # the true tokens as query ids: no change
-    np.testing.assert_allclose(same.probs, plain.probs, rtol=0, atol=1e-12)
-    swapped = udhr.forward(params, batch, udhr.swapped_query_ids(batch))
-    assert np.array_equal(swapped.keys, plain.keys) and np.array_equal(swapped.values, plain.values)
-    want = float(np.mean(swapped.probs.argmax(axis=-1) == batch.targets))
-    assert udhr.swapped_top1(trained, SMALL) == want
-    # the trained head names almost every token, and almost none once its query sees another token
-    assert udhr.top1_accuracy(trained) > 0.9 > 0.2 > udhr.swapped_top1(trained)
-
-
-def test_the_swap_is_refused_for_queries_that_never_read_their_token():
-    for query in ("mask", "position"):
-        params = udhr.init_params(0, query)
-        with pytest.raises(ValueError, match="never reads the token"):
-            udhr.swapped_top1(params, SMALL)
-        batch = udhr.make_batch(SMALL)
-        with pytest.raises(ValueError, match="no token to swap"):
-            udhr.forward(params, batch, batch.ids)
-    params, batch = udhr.init_params(0), udhr.make_batch(SMALL)
-    with pytest.raises(ValueError, match="shaped like the batch"):
-        udhr.forward(params, batch, batch.ids[:, :2])
-    with pytest.raises(ValueError, match="must lie in"):
-        udhr.forward(params, batch, batch.ids + 200)
-    with pytest.raises(ValueError, match="remembers its own"):
-        udhr.swapped_top1(params)
-
-
-@pytest.mark.parametrize("query", udhr.QUERIES)
-def test_removal_effects_match_a_direct_recomputation(trained, query):
-    params = trained.params if query == "token" else udhr.init_params(5, query)
-    effects = udhr.removal_effects(params, udhr.DISPLAY)
-    assert effects.shape == (12, 12) and np.all(np.diag(effects) == 0.0) and np.all(effects >= 0)
-    ids = np.array(udhr.encode(udhr.DISPLAY))
-    fwd = udhr.forward(params, udhr.make_batch([udhr.DISPLAY]))
-    scores = fwd.queries[0] @ fwd.keys[0].T / np.sqrt(udhr.WIDTH)
-    for i, j in [(3, 7), (6, 10), (11, 0)]:
-        allowed = np.ones(12, dtype=bool)
-        allowed[[i, j]] = False
-        weights = attention.softmax(scores[i], allowed)
-        p_without = attention.softmax(weights @ fwd.values[0] @ params.W_O)[ids[i]]
-        assert effects[i, j] == pytest.approx(abs(p_without - fwd.probs[i, ids[i]]), abs=1e-12)
-
-
-def test_removing_the_only_key_leaves_a_uniform_guess(trained):
-    tokens = ["everyone", "has"]
-    effects = udhr.removal_effects(trained, tokens)
-    p_true = udhr.predict(trained, tokens)[[0, 1], udhr.encode(tokens)]
-    np.testing.assert_allclose(
-        effects, [[0, abs(1 / 98 - p_true[0])], [abs(1 / 98 - p_true[1]), 0]], atol=1e-15
-    )
-    with pytest.raises(ValueError, match="TrainingResult"):
-        udhr.removal_effects("model", tokens)
-    with pytest.raises(ValueError, match="VOCAB"):
-        udhr.removal_effects(trained, ["everyone", "unicorns"])
-
-
-@pytest.fixture(scope="module")
-def heldout():
-    return udhr.heldout_experiment(seed=1, epochs=3, queries=("token", "mask"))
-
-
-def test_heldout_experiment_scores_every_held_out_position(heldout):
-    assert heldout["folds"] == udhr.FOLDS and heldout["queries"] == ("token", "mask")
-    lengths = [sum(len(udhr.SENTENCES[i]) for i in fold) for fold in udhr.FOLDS]
-    assert heldout["positions"].tolist() == lengths
-    assert (
-        set(heldout["per_fold"])
-        == set(heldout["mean"])
-        == {"token", "mask", "token_swapped", "most_frequent", "positional", "cooccurrence"}
-    )
-    for method, per_fold in heldout["per_fold"].items():
-        assert per_fold.shape == (5,) and np.all((0 <= per_fold) & (per_fold <= 1)), method
-        pooled = float(per_fold @ heldout["positions"] / sum(lengths))
-        assert heldout["mean"][method] == pytest.approx(pooled)
-    # fold 2 by hand: the same training, the same scores
-    fold = udhr.FOLDS[2]
-    training = [s for i, s in enumerate(udhr.SENTENCES) if i not in fold]
-    held = [udhr.SENTENCES[i] for i in fold]
-    result = udhr.train(seed=1, epochs=3, query="token", sentences=training)
-    assert heldout["per_fold"]["token"][2] == udhr.top1_accuracy(result, held)
-    assert heldout["per_fold"]["token_swapped"][2] == udhr.swapped_top1(result, held)
-    frequent = udhr.most_frequent_token(training)
-    targets = [w for s in held for w in s]
-    assert heldout["per_fold"]["most_frequent"][2] == np.mean([w == frequent for w in targets])
-    guesses = [w for s in held for w in udhr.cooccurrence_guesses(training, s)]
-    assert heldout["per_fold"]["cooccurrence"][2] == np.mean(np.array(guesses) == np.array(targets))
-    seen = {w for s in training for w in s}
-    assert heldout["unseen_share"][2] == np.mean([w not in seen for w in targets])
-    assert 0 < heldout["unseen_share_mean"] < 1
-
-
-def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
-    quiet = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",))
-    shown = udhr.heldout_experiment(seed=2, epochs=1, queries=("mask",), progress=True)
-    assert set(quiet["per_fold"]) == {"mask", "most_frequent", "positional", "cooccurrence"}
-    for method in quiet["per_fold"]:
-        assert np.array_equal(quiet["per_fold"][method], shown["per_fold"][method])
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        ({"queries": ()}, "each once"),
-        ({"queries": ("token", "token")}, "each once"),
-        ({"queries": "token"}, "tuple of query names"),
-        ({"queries": ("keys",)}, "unknown query 'keys'"),
-        ({"progress": "yes"}, "progress must be True or False"),
-        ({"epochs": 0}, "epochs must be a positive integer"),
-        ({"seed": -1}, "seed must be an integer"),
-    ],
-)
-def test_heldout_experiment_refuses_bad_input(kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        udhr.heldout_experiment(**{"epochs": 1, **kwargs})
-
-
-def test_positional_guesses_by_hand():
-    training = [["no", "one", "shall"], ["no", "one", "has"], ["everyone", "has", "the", "right"]]
-    # position 0: "no" twice; 1: "one" twice; 2: "shall", "has" and "the" once each, and "has" wins the
-    # tie by occurring twice overall; 3: "right"; 4: nobody that long, so the overall favourite: "has",
-    # "no" and "one" occur twice, alphabetical "has"
-    assert udhr.positional_guesses(training, 5) == ["no", "one", "has", "right", "has"]
-    with pytest.raises(ValueError, match="length"):
-        udhr.positional_guesses(training, 0)

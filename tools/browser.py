@@ -54,17 +54,16 @@ def find_or_install() -> Path:
     found = playwright_chromium()
     if found:
         return found
-    say(
-        "no Chromium on this machine; installing Playwright's own (python -m playwright install chromium)"
-    )
+    say("no Chromium on this machine; installing Playwright's own (playwright install chromium)")
     done = subprocess.run(
         [sys.executable, "-m", "playwright", "install", "chromium"], stdout=sys.stderr
     )
     found = playwright_chromium() if done.returncode == 0 else None
     if not found:
         sys.exit(
-            "tools/browser.py: could not install a Chromium (Playwright's download failed). Install "
-            "Chromium or Chrome yourself and set $CHROMIUM to its path, e.g. CHROMIUM=/usr/bin/chromium"
+            "tools/browser.py: could not install a Chromium (Playwright's download failed). "
+            "Install Chromium or Chrome yourself and set $CHROMIUM to its path, "
+            "e.g. CHROMIUM=/usr/bin/chromium"
         )
     return found
 

@@ -1,7 +1,7 @@
 """Softmax, dropping steps, and scaled dot-product attention, with backward passes.
 
-Part I, section 2 derives these; section 4 uses :func:`drop_each_step`.
-Conventions (the same as torch's ``scaled_dot_product_attention``):
+Part I, section 2 derives these; section 4 uses :func:`drop_each_step`. Conventions (the same as
+torch's ``scaled_dot_product_attention``):
 
 - a boolean ``mask`` is True where a query *may* attend;
 - scores are divided by sqrt(d), d the size of a query and a key;
@@ -12,6 +12,8 @@ Conventions (the same as torch's ``scaled_dot_product_attention``):
 from __future__ import annotations
 
 import numpy as np
+
+from . import checks
 
 
 def _as_mask(mask, shape) -> np.ndarray | None:
@@ -34,32 +36,48 @@ def _as_mask(mask, shape) -> np.ndarray | None:
 def _sums(x: np.ndarray, axis: int) -> np.ndarray:
     """Sums over ``axis``, keeping it.
 
-    Over the last axis through ``einsum``, several times faster than ``.sum``
-    for short rows; unlike a matrix product with a vector of ones it never
-    calls BLAS, whose summation order (and so whose last bit) depends on the
-    processor.  Both are exact functions of ``x`` on every x86 machine.
+    Over the last axis through ``einsum``, several times faster than ``.sum`` for short rows;
+    unlike a matrix product with a vector of ones it never calls BLAS, whose summation order
+    (and so whose last bit) depends on the processor.  Both are exact functions of ``x`` on
+    every x86 machine.
     """
     if axis in (-1, x.ndim - 1):
         return np.einsum("...j->...", x)[..., None]
     return x.sum(axis=axis, keepdims=True)
 
 
+def _infinite_share(scores: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Scores whose rows holding +inf keep only those entries, as equal finite scores (0)."""
+    return np.where(np.isposinf(top), np.where(np.isposinf(scores), 0.0, -np.inf), scores)
+
+
 def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) -> np.ndarray:
     """Weights that sum to one over ``axis`` (the last by default), computed stably (section 2).
 
-    scores: (..., m).  mask: boolean, broadcastable to scores, True where a
-    step may receive weight.  Returns weights of the broadcast shape; masked
-    steps get exactly 0, and a row with no allowed step is all zeros.
+    scores: (..., m).  mask: boolean, broadcastable to scores, True where a step may receive
+    weight.  Returns weights of the broadcast shape; masked steps get exactly 0, and a row with
+    no allowed step is all zeros.  A row whose allowed scores include +inf shares its weight
+    equally among those.
     """
     scores = np.asarray(scores, dtype=float)
+    if scores.ndim == 0:
+        raise ValueError(
+            "scores must have at least one axis, the steps to weigh; got a single number"
+        )
     if mask is None:  # the common case, without the guards below
-        exp = scores - scores.max(axis=axis, keepdims=True)
+        top = scores.max(axis=axis, keepdims=True)
+        if np.isposinf(top).any():  # +inf entries share their row's weight equally
+            return softmax(_infinite_share(scores, top), axis=axis)
+        exp = scores - top
         np.exp(exp, out=exp)  # in place: one temporary instead of three
         exp /= _sums(exp, axis)
         return exp
     mask = _as_mask(mask, scores.shape)
     scores = np.where(mask, scores, -np.inf)
     top = scores.max(axis=axis, keepdims=True)
+    if np.isposinf(top).any():
+        scores = _infinite_share(scores, top)
+        top = scores.max(axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     exp = scores - top
     np.exp(exp, out=exp)
@@ -72,8 +90,8 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
 def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = -1) -> np.ndarray:
     """Gradient with respect to the scores, given the gradient with respect to the weights.
 
-    weights, grad_weights: (..., m), the softmax taken over ``axis``.  Returns
-    w_i * (g_i - sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.
+    weights, grad_weights: (..., m), the softmax taken over ``axis``.  Returns w_i * (g_i -
+    sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.
     """
     inner = np.einsum(
         "...j,...j->...", np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
@@ -86,10 +104,9 @@ def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = 
 def drop_each_step(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """The weights that remain when each step in turn is dropped and the rest renormalised.
 
-    scores: (..., m).  Returns (..., m, m): entry [..., t, :] is the softmax
-    over every step but t (section 4, "A high weight is not causation").
-    The softmax is recomputed without the step rather than dividing by
-    1 - w_t, which loses precision when w_t is close to one.
+    scores: (..., m).  Returns (..., m, m): entry [..., t, :] is the softmax over every step but
+    t (section 4, "A high weight is not causation"). The softmax is recomputed without the step
+    rather than dividing by 1 - w_t, which loses precision when w_t is close to one.
     """
     scores = np.asarray(scores, dtype=float)
     m = scores.shape[-1]
@@ -111,7 +128,8 @@ def _check_qkv(q, k, v):
         )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(
-            f"keys and values must have the same number of steps m, got {k.shape[-2]} and {v.shape[-2]}"
+            f"keys and values must have the same number of steps m, got {k.shape[-2]} and "
+            f"{v.shape[-2]}"
         )
     return q, k, v
 
@@ -119,10 +137,10 @@ def _check_qkv(q, k, v):
 def scaled_dot_product_attention(q, k, v, mask=None):
     """Each query's weighted average of the values (section 2).
 
-    q: (..., n, d) queries, k: (..., m, d) keys, v: (..., m, dv) values,
-    mask: boolean broadcastable to (..., n, m), True where a query may attend.
-    Returns ``(output, weights)`` of shapes (..., n, dv) and (..., n, m), with
-    weights = softmax(q kᵀ / sqrt(d)) and output = weights v.
+    q: (..., n, d) queries, k: (..., m, d) keys, v: (..., m, dv) values, mask: boolean
+    broadcastable to (..., n, m), True where a query may attend. Returns ``(output, weights)``
+    of shapes (..., n, dv) and (..., n, m), with weights = softmax(q kᵀ / sqrt(d)) and output =
+    weights v.
     """
     q, k, v = _check_qkv(q, k, v)
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
@@ -133,9 +151,9 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     """Gradients of :func:`scaled_dot_product_attention` (section 2).
 
-    q, k, v, weights as in the forward pass (weights already carry the mask);
-    grad_output: (..., n, dv).  Returns (grad_q, grad_k, grad_v) shaped like
-    q, k and v.  Each line undoes one forward line, in reverse order.
+    q, k, v, weights as in the forward pass (weights already carry the mask); grad_output: (...,
+    n, dv).  Returns (grad_q, grad_k, grad_v) shaped like q, k and v.  Each line undoes one
+    forward line, in reverse order.
     """
     q, k, v = _check_qkv(q, k, v)
     scale = 1.0 / np.sqrt(q.shape[-1])
@@ -147,24 +165,30 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     return grad_q, grad_k, grad_v
 
 
-# ------------------------------------------------------------------ Part III: self-attention, heads, order
+# ------------------------------------------------------------------ Part III: self-attention,
+# heads, order
 def causal_mask(steps: int) -> np.ndarray:
-    """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part III, self-attention)."""
+    """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part III,
+    self-attention).
+    """
     if steps < 1:
         raise ValueError(f"steps must be positive, got {steps}")
     return np.tril(np.ones((steps, steps), dtype=bool))
 
 
 def padding_mask(lengths, steps: int) -> np.ndarray:
-    """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part III, self-attention)."""
-    lengths = np.asarray(lengths)
+    """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part III,
+    self-attention).
+    """
+    lengths = checks.integers(lengths, "lengths")
     if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > steps):
         raise ValueError(f"lengths must be a 1-d array of values between 0 and {steps}")
     return (np.arange(steps) < lengths[:, None])[:, None, :]
 
 
 def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
-    """Vaswani et al.'s positional encodings (steps, size): sin on even columns, cos on odd ones (Part III, order).
+    """Vaswani et al.'s positional encodings (steps, size): sin on even columns, cos on odd ones
+    (Part III, order).
 
     Column pair (2i, 2i+1) turns at the frequency 1 / 10000^(2i / size).
     """
@@ -211,13 +235,12 @@ def _check_heads(W_q, W_k, W_v, W_o, heads):
 def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None):
     """Multi-head attention with explicit projections (Part III, several heads).
 
-    queries: (..., n, d_in); keys: (..., m, d_in), which also give the values;
-    W_q, W_k: (d_in, H·dk); W_v: (d_in, H·dv); W_o: (H·dv, d_out); mask:
-    boolean, broadcastable to (..., n, m), True where a query may attend.
-    The columns of each projection are split into ``heads`` blocks; head h
-    runs :func:`scaled_dot_product_attention` on its block, the heads'
-    outputs are concatenated and multiplied by W_o.  Returns
-    ``(output (..., n, d_out), weights (..., H, n, m))``.
+    queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_q, W_k: (d_in,
+    H·dk); W_v: (d_in, H·dv); W_o: (H·dv, d_out); mask: boolean, broadcastable to (..., n, m),
+    True where a query may attend. The columns of each projection are split into ``heads``
+    blocks; head h runs :func:`scaled_dot_product_attention` on its block, the heads' outputs
+    are concatenated and multiplied by W_o.  Returns ``(output (..., n, d_out), weights (..., H,
+    n, m))``.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
@@ -232,10 +255,11 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
 def multi_head_attention_backward(
     queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output
 ):
-    """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n, d_out).
+    """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n,
+    d_out).
 
-    Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each
-    shaped like its argument; weight gradients summed over the leading axes).
+    Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
+    argument; weight gradients summed over the leading axes).
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)

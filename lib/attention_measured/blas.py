@@ -1,12 +1,11 @@
 """One BLAS thread for the book's small matrix products (every Part).
 
-The book's matrices are tiny: Part I's have an inner dimension of 2, Part
-II's of 24.  Splitting such a product over threads costs more than it saves,
-and when another process holds a core, OpenBLAS's threads wait for each
-other: the 100-seed sweep of Part I took 1.9 s on one thread and 8.1 s on two
-beside a busy core.  The training loops therefore run with one BLAS thread,
-through :func:`one_thread`; the limit is lifted again when they return, so a
-reader's own code keeps its own setting.
+The book's matrices are tiny: Part I's have an inner dimension of 2, Part II's of 24.  Splitting
+such a product over threads costs more than it saves, and when another process holds a core,
+OpenBLAS's threads wait for each other: the 100-seed sweep of Part I took 1.9 s on one thread
+and 8.1 s on two beside a busy core.  The training loops therefore run with one BLAS thread,
+through :func:`one_thread`; the limit is lifted again when they return, so a reader's own code
+keeps its own setting.
 """
 
 from __future__ import annotations
@@ -22,7 +21,9 @@ def _controller():
 
 
 def one_thread(function):
-    """Decorator: run ``function`` with BLAS limited to one thread, restoring the previous limit after."""
+    """Decorator: run ``function`` with BLAS limited to one thread, restoring the previous limit
+    after.
+    """
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):

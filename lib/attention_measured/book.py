@@ -1,10 +1,9 @@
 """The pages' bookkeeping: numbers handed from a page's code to its prose (every Part).
 
-The prose never types a number; it quotes what the page computed, through
-myst-nb's ``glue``.  :func:`glue` hands over a number at the precision the
-prose prints, so that what nbval compares is what the reader reads: the last
-digits of a trained number can differ between processors (see the notation
-page, "The numbers on your machine"), the digits the prose shows do not.
+The prose never types a number; it quotes what the page computed, through myst-nb's ``glue``.
+:func:`glue` hands over a number at the precision the prose prints, so that what nbval compares
+is what the reader reads: the last digits of a trained number can differ between processors (see
+the notation page, "The numbers on your machine"), the digits the prose shows do not.
 """
 
 from __future__ import annotations
@@ -15,7 +14,9 @@ import numpy as np
 
 
 def _plain(value, digits: int | None):
-    """A plain Python bool, int or float (glue prints numpy scalars as np.float64(...)), rounded if asked."""
+    """A plain Python bool, int or float (glue prints numpy scalars as np.float64(...)), rounded
+    if asked.
+    """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, numbers.Integral):
@@ -29,7 +30,8 @@ def _plain(value, digits: int | None):
 
 
 def glue(name: str, value, digits: int | None = None) -> None:
-    """Hand ``value`` to the page's prose as ``{glue:text}`name```, without showing it in the cell.
+    """Hand ``value`` to the page's prose as ``{glue:text}`name```, without showing it in the
+    cell.
 
     ``digits``: round a float to this many decimals, the most the prose prints.
     """

@@ -1,30 +1,34 @@
-"""Results worth keeping: each computed once per process, and kept on disk between runs when asked.
+"""Results worth keeping: each computed once per process, and kept on disk between runs when
+asked.
 
-Training a model takes seconds, and a page may ask for the same model more
-than once.  :func:`remembered` wraps a function whose result depends only on
-its arguments and on the library's code:
+Training a model takes seconds, and a page may ask for the same model more than once.
+:func:`remembered` wraps a function whose result depends only on its arguments and on the
+library's code:
 
 - in memory, each distinct call is computed once per process;
 - on disk, when the environment variable ``ATTENTION_MEASURED_CACHE`` names
   a folder (``make test`` sets it to ``_build/cache``), results are kept
   between runs.  A result is filed under a hash of the call's arguments, of
-  every source file of this package, and of the machine's arithmetic
+  the source of the module that computes it and of every module of this
+  package that module imports, and of the machine's arithmetic
   (numpy's version and CPU features, and the BLAS library and the kernel it
   chose), so a changed library or another processor is never served an old
   result.  Without the variable nothing is written anywhere.
 
-Every call hands out a fresh copy, so a caller that changes a result cannot
-change what the next caller gets.
+Every call hands out a fresh copy, so a caller that changes a result cannot change what the next
+caller gets.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
 import os
 import pickle
 import platform
+import re
 import tempfile
 from pathlib import Path
 
@@ -33,18 +37,54 @@ import numpy as np
 ENVIRONMENT = "ATTENTION_MEASURED_CACHE"
 
 
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """A hash of every Python source file of this package (16 hex digits)."""
+def _imports(module: str) -> set[str]:
+    """The modules of this package that ``module`` imports directly."""
+    tree = ast.parse((Path(__file__).parent / f"{module}.py").read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            found.update(a.name for a in node.names) if node.module is None else found.add(
+                node.module
+            )
+    return found
+
+
+def dependencies(module: str) -> set[str]:
+    """``module`` and every module of this package it imports, directly or through others."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imports(name) - seen)
+    return seen
+
+
+@functools.cache
+def code_fingerprint(module: str | None = None) -> str:
+    """A hash (16 hex digits) of the source of ``module`` and of all it depends on in this package.
+
+    With None, of every module of the package.  A result is filed under the
+    fingerprint of the module that computes it, so changing how a page is
+    drawn does not throw away the models it shows.
+    """
+    folder = Path(__file__).parent
+    names = (
+        sorted(p.stem for p in folder.glob("*.py"))
+        if module is None
+        else sorted(dependencies(module))
+    )
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in names:
+        digest.update(name.encode() + b"\0" + (folder / f"{name}.py").read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=1)
 def arithmetic() -> dict:
-    """What decides the last bits of a result on this machine: numpy, its CPU features, the BLAS kernel."""
+    """What decides the last bits of a result on this machine: numpy, its CPU features, the BLAS
+    kernel.
+    """
     from numpy._core._multiarray_umath import __cpu_features__
     from threadpoolctl import threadpool_info
 
@@ -67,16 +107,26 @@ def _folder() -> Path | None:
     return Path(folder) if folder else None
 
 
+def _fingerprint(modules) -> tuple[str, ...]:
+    """The code fingerprints of ``modules``; a module outside this package stands for all of it."""
+    folder = Path(__file__).parent
+    return tuple(
+        code_fingerprint(m) if (folder / f"{m}.py").is_file() else code_fingerprint()
+        for m in sorted(set(modules))
+    )
+
+
 def remembered(function=None, *, ignore: tuple[str, ...] = ()):
     """Decorator: remember ``function``'s results (see the module's docstring).
 
-    ``ignore`` names arguments that do not change the result (a progress bar).
-    Arguments must be picklable; equal pickles mean equal calls.
+    ``ignore`` names arguments that do not change the result (a progress bar). Arguments must be
+    picklable; equal pickles mean equal calls.
     """
     if function is None:
         return functools.partial(remembered, ignore=ignore)
     signature = inspect.signature(function)
     name = f"{function.__module__}.{function.__qualname__}"
+    module = function.__module__.rsplit(".", 1)[-1]
     memory: dict[str, bytes] = {}
 
     @functools.wraps(function)
@@ -84,8 +134,15 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         call = {k: v for k, v in bound.arguments.items() if k not in ignore}
+        arguments = pickle.dumps(call, protocol=4)
+        # the code of the function's module, and of every package class among its arguments
+        # (a model passed in is trained by its own methods)
+        modules = {
+            module,
+            *(m.decode() for m in re.findall(rb"attention_measured\.(\w+)", arguments)),
+        }
         key = hashlib.sha256(
-            pickle.dumps((name, call, code_fingerprint(), arithmetic()), protocol=4)
+            pickle.dumps((name, arguments, _fingerprint(modules), arithmetic()), protocol=4)
         ).hexdigest()
         if key not in memory:
             folder = _folder()
@@ -104,7 +161,9 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside ``path`` and rename it, so parallel runs never read half a file."""
+    """Write to a temporary file beside ``path`` and rename it, so parallel runs never read half
+    a file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
     with os.fdopen(handle, "wb") as out:

@@ -6,10 +6,10 @@ Every flavour turns hidden states into weights in the same three stages:
     weights a = weigh(e)           (N, n, m)   softmax, or a local window
     context c = a h                (N, n, D)   a weighted sum of the steps
 
-h: (N, m, D) hidden states ("keys", which are also the values here);
-s: (N, n, S) queries, or None for the flavours that need none;  N examples,
-m steps, n queries per example (1 for a classifier, one per output position
-for the alignment task).  :func:`attend` runs the three stages and
+h: (N, m, D) hidden states ("keys", which are also the values here); s: (N, n, S) queries, or
+None for the flavours that need none;  N examples, m steps, n queries per example (1 for a
+classifier, one per output position for the alignment task).  :func:`attend` runs the three
+stages and
 :func:`attend_backward` undoes them; every flavour has ``scores`` and
 ``scores_backward``, and a finite-difference test proves each.
 
@@ -34,30 +34,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
 from .attention import softmax, softmax_backward
 
 
-class Params(dict):
-    """Named arrays of one model; also readable and settable as attributes (for :class:`attention_measured.optim.Adam`)."""
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return self
-
-    def __getattr__(self, name):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name, value):
-        self[name] = value
-
-    def copy(self) -> Params:
-        return Params({k: np.array(v, dtype=float) for k, v in self.items()})
-
-
 def _normal(rng: np.random.RandomState, *shape) -> np.ndarray:
-    """Initial weights: normal with standard deviation 1/sqrt(fan-in), the last axis being the input."""
+    """Initial weights: normal with standard deviation 1/sqrt(fan-in), the last axis being the
+    input.
+    """
     return rng.normal(0.0, 1.0 / np.sqrt(shape[-1]), size=shape)
 
 
@@ -79,8 +63,8 @@ def _check_states(h, s, needs_query: bool, name: str):
 class Flavour:
     """A score function: ``scores(p, h, s) -> (e, cache)`` and ``scores_backward``.
 
-    ``init(rng, key_size, query_size, steps)`` draws the flavour's own
-    parameters, named with ``prefix`` so that two flavours can share one
+    ``init(rng, key_size, query_size, steps)`` draws the flavour's own parameters, named with
+    ``prefix`` so that two flavours can share one
     :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
     flavour is local).
     """
@@ -130,13 +114,13 @@ class MeanPooling(Flavour):
 class FeedForward(Flavour):
     """Raffel & Ellis (2015): e_t = tanh(w · h_t + b), with no query (section 1).
 
-    Parameters w: (D,) and b: () -- or b: (m,), one bias per position, when
-    ``per_position`` (the bias shape of the article's six-line layer, whose
-    pitfall section 1 measures).  Scores lie in (-1, 1).
+    Parameters w: (D,) and b: () -- or b: (m,), one bias per position, when ``per_position``
+    (the bias shape of the article's six-line layer, whose pitfall section 1 measures).  Scores
+    lie in (-1, 1).
     """
 
     def __init__(self, per_position: bool = False, prefix: str = "ff_"):
-        self.per_position, self.prefix = bool(per_position), prefix
+        self.per_position, self.prefix = checks.flag(per_position, "per_position"), prefix
         self.name = "feed-forward, bias per position" if per_position else "feed-forward"
 
     def init(self, rng, key_size, query_size=0, steps=0):
@@ -175,7 +159,7 @@ class ContextVector(Flavour):
     name = "context vector"
 
     def __init__(self, units: int = 8, prefix: str = "ctx_"):
-        self.units, self.prefix = int(units), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), prefix
 
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
@@ -211,7 +195,7 @@ class Additive(Flavour):
     needs_query = True
 
     def __init__(self, units: int = 8, prefix: str = "add_"):
-        self.units, self.prefix = int(units), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), prefix
 
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
@@ -290,15 +274,15 @@ class General(Flavour):
 class Concat(Flavour):
     """Luong et al. (2015), "concat": e_ij = v · tanh(W_a [s_i; h_j]) (section 3).
 
-    W_a: (A, S + D), v: (A,).  Splitting W_a = [W U] shows that this is
-    Bahdanau's additive score, so it is computed by :class:`Additive`.
+    W_a: (A, S + D), v: (A,).  Splitting W_a = [W U] shows that this is Bahdanau's additive
+    score, so it is computed by :class:`Additive`.
     """
 
     name = "concat"
     needs_query = True
 
     def __init__(self, units: int = 8, prefix: str = "cat_"):
-        self.units, self.prefix = int(units), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), prefix
         self._additive = Additive(units, prefix="")
 
     def _split(self, p, query_size: int) -> dict:
@@ -315,7 +299,8 @@ class Concat(Flavour):
         h, s = _check_states(h, s, True, self.name)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
             raise ValueError(
-                f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has {s.shape[-1] + h.shape[-1]}"
+                f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has "
+                f"{s.shape[-1] + h.shape[-1]}"
             )
         return self._additive.scores(self._split(p, s.shape[-1]), h, s)
 
@@ -334,7 +319,8 @@ class Concat(Flavour):
 
 
 class Location(Flavour):
-    """Luong et al. (2015), "location": e_i = W s_i, one score per position, blind to h (section 3).
+    """Luong et al. (2015), "location": e_i = W s_i, one score per position, blind to h (section
+    3).
 
     W: (m, S), so the layer is built for one number of steps.
     """
@@ -354,7 +340,8 @@ class Location(Flavour):
         h, s = _check_states(h, s, True, self.name)
         if p[self.key("W")].shape[0] != h.shape[1]:
             raise ValueError(
-                f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has {h.shape[1]}"
+                f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has "
+                f"{h.shape[1]}"
             )
         return s @ p[self.key("W")].T, None
 
@@ -369,13 +356,18 @@ def _window(centre: np.ndarray, steps: int, half_width: int) -> np.ndarray:
 
 
 class LocalM(Flavour):
-    """Luong's local-m: query i attends only to steps within D of step i (monotonic alignment) (section 3).
+    """Luong's local-m: query i attends only to steps within D of step i (monotonic alignment)
+    (section 3).
 
     Wraps a score flavour ``inner``; the weights are a softmax over the window.
     """
 
     def __init__(self, inner: Flavour, half_width: int = 2):
-        self.inner, self.half_width = inner, int(half_width)
+        if not isinstance(inner, Flavour):
+            raise TypeError(
+                f"inner must be a Flavour that scores the steps, got {type(inner).__name__}"
+            )
+        self.inner, self.half_width = inner, checks.integer(half_width, "half_width", 0)
         self.name = f"local-m ({inner.name})"
         self.needs_query, self.prefix = inner.needs_query, inner.prefix
 
@@ -397,14 +389,14 @@ class LocalM(Flavour):
 
 
 class LocalP(LocalM):
-    """Luong's local-p: a predicted centre p_i = (m - 1)·sigmoid(v_p · tanh(W_p s_i)) (section 3).
+    """Luong's local-p: a predicted centre p_i = (m - 1)·sigmoid(v_p · tanh(W_p s_i)) (section
+    3).
 
-    Weights: a softmax over the steps within D of p_i, times a Gaussian
-    exp(-(j - p_i)² / (2σ²)) with σ = D/2, not renormalised (as in the
-    paper; its centres run over 0..m with steps counted from 1, ours over
-    0..m-1 with steps counted from 0).  The Gaussian makes the weights differentiable in p_i, so the
-    whole flavour trains by backpropagation.  Parameters W_p: (A, S),
-    v_p: (A,), besides the inner flavour's.
+    Weights: a softmax over the steps within D of p_i, times a Gaussian exp(-(j - p_i)² / (2σ²))
+    with σ = D/2, not renormalised (as in the paper; its centres run over 0..m with steps
+    counted from 1, ours over 0..m-1 with steps counted from 0).  The Gaussian makes the weights
+    differentiable in p_i, so the whole flavour trains by backpropagation.  Parameters W_p: (A,
+    S), v_p: (A,), besides the inner flavour's.
     """
 
     needs_query = True
@@ -412,7 +404,7 @@ class LocalP(LocalM):
     def __init__(self, inner: Flavour, half_width: int = 2, units: int = 8, prefix: str = "lp_"):
         super().__init__(inner, half_width)
         self.name = f"local-p ({inner.name})"
-        self.units, self.prefix, self.needs_query = int(units), prefix, True
+        self.units, self.prefix, self.needs_query = checks.integer(units, "units", 1), prefix, True
 
     def init(self, rng, key_size, query_size=0, steps=0):
         own = {
@@ -480,7 +472,8 @@ def make(name: str) -> Flavour:
 
 # ------------------------------------------------------------------ the three stages
 class Attention:
-    """What :func:`attend` computed: scores, weights (N, n, m) and context (N, n, D), plus caches."""
+    """What :func:`attend` computed: scores, weights (N, n, m) and context (N, n, D), plus
+    caches."""
 
     def __init__(self, scores, weights, context, score_cache, weight_cache):
         self.scores, self.weights, self.context = scores, weights, context
@@ -488,10 +481,11 @@ class Attention:
 
 
 def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
-    """Scores, weights and the context a h for hidden states h (N, m, D) and queries s (N, n, S).
+    """Scores, weights and the context a h for hidden states h (N, m, D) and queries s (N, n,
+    S).
 
-    mask: boolean, broadcastable to (N, n, m), True where a step may be
-    attended to (the book's convention, and torch's SDPA's).
+    mask: boolean, broadcastable to (N, n, m), True where a step may be attended to (the book's
+    convention, and torch's SDPA's).
     """
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
     scores, score_cache = flavour.scores(p, h, s)
@@ -521,7 +515,16 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
 
 # ------------------------------------------------------------------ hard attention
 def sample_steps(weights: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
-    """One step per row drawn from the weights (..., m): indices (...,) (hard attention, section 3)."""
+    """One step per row drawn from the weights (..., m): indices (...,) (hard attention, section
+    3).
+
+    Each row must hold non-negative finite weights with a positive sum.
+    """
+    weights = checks.array(weights, "weights")
+    if weights.ndim < 1 or weights.shape[-1] < 1:
+        raise ValueError(f"weights must have at least one step, got shape {weights.shape}")
+    if np.any(weights < 0) or np.any(weights.sum(axis=-1) <= 0):
+        raise ValueError("weights must be non-negative, with a positive sum in every row")
     cumulative = np.cumsum(weights, axis=-1)
     draws = rng.random_sample(weights.shape[:-1] + (1,)) * cumulative[..., -1:]
     return np.minimum((cumulative <= draws).sum(axis=-1), weights.shape[-1] - 1)
@@ -530,11 +533,12 @@ def sample_steps(weights: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
 def reinforce_scores_gradient(
     weights: np.ndarray, chosen: np.ndarray, advantage: np.ndarray
 ) -> np.ndarray:
-    """REINFORCE's estimate of d E[loss] / d scores: advantage · (onehot(chosen) - weights) (section 3).
+    """REINFORCE's estimate of d E[loss] / d scores: advantage · (onehot(chosen) - weights)
+    (section 3).
 
-    weights: (..., m) softmax weights; chosen: (...,) sampled steps;
-    advantage: (...,) the loss of each draw minus a baseline.  Averaged over
-    draws, it equals the exact gradient of the expected loss; one draw is noisy.
+    weights: (..., m) softmax weights; chosen: (...,) sampled steps; advantage: (...,) the loss
+    of each draw minus a baseline.  Averaged over draws, it equals the exact gradient of the
+    expected loss; one draw is noisy.
     """
     onehot = np.arange(weights.shape[-1]) == np.asarray(chosen)[..., None]
     return np.asarray(advantage)[..., None] * (onehot - weights)

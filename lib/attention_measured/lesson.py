@@ -1,27 +1,30 @@
 """Part I: one learned query finds the marked step of a 12-step sequence.
 
-Section 1 builds the sequences (:func:`make_sequences`), section 2 the model
-(:func:`forward`, :func:`backward`, :func:`train_runs`), section 3 measures
-where the weights fall (:func:`marker_weight`), section 4 tests them by
-dropping steps (:func:`removal_effects`, :func:`causality`), and section 5
-trains many seeds at once (:func:`sweep`).
+Section 1 builds the sequences (:func:`make_sequences`), section 2 the model (:func:`forward`,
+:func:`backward`, :func:`train_runs`), section 3 measures where the weights fall
+(:func:`marker_weight`), section 4 tests them by dropping steps (:func:`removal_effects`,
+:func:`causality`), and section 5 trains many seeds at once (:func:`sweep`).
 
-Shapes: N sequences, T = 12 steps, C = 2 input channels (reading, marker
-flag), D = 3 key and value size.  Everything that belongs to a trained
-network may carry leading "run" axes (one per init seed), written R...; the
-functions broadcast over them, so a hundred networks train in one pass.
+Shapes: N sequences, T = 12 steps, C = 2 input channels (reading, marker flag), D = 3 key and
+value size.  Everything that belongs to a trained network may carry leading "run" axes (one per
+init seed), written R...; the functions broadcast over them, so a hundred networks train in one
+pass.
 """
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import rng
+from . import checks, measures, rng
 from .attention import drop_each_step, softmax, softmax_backward
-from .blas import one_thread
+from .cache import remembered
+from .data import Dataset
+from .losses import binary_cross_entropy
+from .losses import sigmoid as probability
+from .params import Params
+from .training import fit
 
 STEPS = 12  # T
 CHANNELS = 2  # C: the reading and the marker flag
@@ -36,46 +39,24 @@ READING_SPREAD = 1.9  # readings are 1.9 * (u1 + u2 + u3 - 1.5), rounded to 3 pl
 INIT_SPREAD = 0.9  # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
 EPOCHS = 200
 LEARNING_RATE = 0.6
-LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid
 HEAVY = 0.5  # a "heavy" step carries more than half the weight
 INERT = 0.05  # ... and is "inert" if removing it moves p by less
+EXAMPLES = SPLIT[2]  # held-out sequences, the examples the explorers offer
 
 
-# --------------------------------------------------------------- checking
-def _check_int(value, name, low=None, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{name} must be between {low} and {high}, got {value}")
-    return int(value)
-
-
-def _check_seeds(seeds, name="init_seeds"):
-    if isinstance(seeds, numbers.Integral) or np.ndim(seeds) != 1 or len(seeds) == 0:
+def _check_seeds(seeds, name: str = "init_seeds") -> list[int]:
+    if isinstance(seeds, (str, bytes)) or np.ndim(seeds) != 1 or len(seeds) == 0:
         raise ValueError(f"{name} must be a non-empty sequence of integers, got {seeds!r}")
     return [rng.check_seed(s, name) for s in seeds]
 
 
-def _check_training(epochs, learning_rate):
-    _check_int(epochs, "epochs")
-    if epochs <= 0:
-        raise ValueError(f"epochs must be a positive integer, got {epochs}")
-    if not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
-        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
-
-
 def check_step(step) -> int:
-    """A step index 0..11, or ValueError."""
-    return _check_int(step, "step", 0, STEPS - 1)
-
-
-def check_example(index, count: int) -> int:
-    """An example index 0..count-1, or ValueError."""
-    return _check_int(index, "example index", 0, count - 1)
+    """A step index 0..11, or an error naming the range."""
+    return checks.index(step, "step", STEPS)
 
 
 def _check_inputs(inputs) -> np.ndarray:
-    inputs = np.asarray(inputs, dtype=float)
+    inputs = checks.array(inputs, "inputs")
     if inputs.ndim != 3 or inputs.shape[-1] != CHANNELS:
         raise ValueError(
             f"inputs must have shape (N, T, {CHANNELS}) (reading and marker flag per step), "
@@ -85,44 +66,44 @@ def _check_inputs(inputs) -> np.ndarray:
 
 
 # --------------------------------------------------------------- section 1
-@dataclass(frozen=True)
-class Sequences:
-    """A set of sequences (section 1).
+class Sequences(Dataset):
+    """Part I's sequences (section 1): a :class:`~attention_measured.data.Dataset` with Part I's
+    names.
 
-    readings: (N, T) float, step 0 is always 0.0;  markers: (N,) int in 2..11;
-    labels: (N,) int, 1 where the marker's reading exceeds 0.35.
+    inputs (N, T, 2): the reading and the marker flag of every step, what the network sees;
+    targets (N,): the labels; marked (N, 1): the marker step.
     """
 
-    readings: np.ndarray
-    markers: np.ndarray
-    labels: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def __getitem__(self, index) -> Sequences:
-        if isinstance(index, numbers.Integral):
-            _check_int(
-                index, "example index", -len(self), len(self) - 1
-            )  # negative counts from the end
-            index = slice(index, index + 1 if index != -1 else None)
-        return Sequences(self.readings[index], self.markers[index], self.labels[index])
+    @property
+    def readings(self) -> np.ndarray:
+        """(N, T) the readings; step 0 is always 0.0."""
+        return self.inputs[..., 0]
 
     @property
-    def inputs(self) -> np.ndarray:
-        """(N, T, C): the reading and the marker flag at every step, what the network sees."""
-        flags = np.arange(STEPS) == self.markers[:, None]
-        return np.stack([self.readings, flags.astype(float)], axis=-1)
+    def markers(self) -> np.ndarray:
+        """(N,) the marked step of each sequence, in 2..11."""
+        return self.marked[:, 0]
+
+    @property
+    def labels(self) -> np.ndarray:
+        """(N,) int, 1 where the marker's reading exceeds 0.35."""
+        return self.targets.astype(int)
+
+
+def _sequences(readings: np.ndarray, markers: np.ndarray) -> Sequences:
+    flags = (np.arange(readings.shape[1]) == markers[:, None]).astype(float)
+    labels = (readings[np.arange(len(markers)), markers] > THRESHOLD).astype(float)
+    return Sequences(np.stack([readings, flags], axis=-1), labels, markers[:, None])
 
 
 def make_sequences(n: int = N_SEQUENCES, seed: int = DATA_SEED) -> Sequences:
     """Sequence i is drawn from the lesson's stream seeded with ``seed + i``.
 
-    Each stream gives 35 draws: one picks a region the task never uses, 33
-    make the 11 readings after step 0 (three draws each), and the last places
-    the marker.  Returns :class:`Sequences` with N = n.
+    Each stream gives 35 draws: one picks a region the task never uses, 33 make the 11 readings
+    after step 0 (three draws each), and the last places the marker.  Returns :class:`Sequences`
+    with N = n.
     """
-    n = _check_int(n, "n", 1)
+    n = checks.integer(n, "n", 1)
     seed = rng.check_seed(seed, "data seed")
     u = rng.draws(range(seed, seed + n), 35)
     triples = u[:, 1:34].reshape(n, STEPS - 1, 3)
@@ -131,12 +112,13 @@ def make_sequences(n: int = N_SEQUENCES, seed: int = DATA_SEED) -> Sequences:
     rounded = np.array([round(x, 3) for x in raw.ravel().tolist()]).reshape(raw.shape)
     readings = np.concatenate([np.zeros((n, 1)), rounded], axis=1)
     markers = FIRST_MARKER + (u[:, 34] * (STEPS - FIRST_MARKER)).astype(int)
-    labels = (readings[np.arange(n), markers] > THRESHOLD).astype(int)
-    return Sequences(readings, markers, labels)
+    return _sequences(readings, markers)
 
 
 def split(data: Sequences) -> tuple[Sequences, Sequences, Sequences]:
     """The 360 / 180 / 180 split: training, set aside, held-out (the last 180)."""
+    if not isinstance(data, Sequences):
+        raise TypeError(f"split takes the Sequences of make_sequences, got {type(data).__name__}")
     if len(data) != sum(SPLIT):
         raise ValueError(f"expected {sum(SPLIT)} sequences to split, got {len(data)}")
     a, b = SPLIT[0], SPLIT[0] + SPLIT[1]
@@ -144,56 +126,27 @@ def split(data: Sequences) -> tuple[Sequences, Sequences, Sequences]:
 
 
 def majority_baseline(labels: np.ndarray) -> float:
-    """Accuracy of giving every sequence the most frequent label."""
+    """Accuracy of giving every sequence the most frequent label (labels (N,) of 0 and 1)."""
+    labels = checks.array(labels, "labels", ndim=1)
+    if labels.size == 0 or not np.all((labels == 0) | (labels == 1)):
+        raise ValueError("labels must be a non-empty array of 0s and 1s")
     rate = float(np.mean(labels))
     return max(rate, 1.0 - rate)
 
 
 # --------------------------------------------------------------- section 2
-@dataclass
-class Params:
-    """The 19 numbers of one network, or a stack of R networks (section 2).
-
-    key_weights, value_weights: (R..., D, C);  query, readout: (R..., D);
-    bias: (R...,).  Counts: 6 + 6 + 3 + 3 + 1 = 19.
-    """
-
-    key_weights: np.ndarray
-    value_weights: np.ndarray
-    query: np.ndarray
-    readout: np.ndarray
-    bias: np.ndarray
-
-    FIELDS = ("key_weights", "value_weights", "query", "readout", "bias")
-
-    def arrays(self) -> list[np.ndarray]:
-        return [getattr(self, f) for f in self.FIELDS]
-
-    def __getitem__(self, run) -> Params:
-        """One network out of a stack."""
-        return Params(*(a[run] for a in self.arrays()))
-
-    @property
-    def size(self) -> int:
-        """Parameters per network."""
-        return sum(
-            int(np.prod(a.shape[a.ndim - nd :])) if nd else 1
-            for a, nd in zip(self.arrays(), (2, 2, 1, 1, 0))
-        )
-
-
 def init_params(seeds) -> Params:
     """Initial networks, one per seed, drawn from the lesson's stream.
 
-    Each seed gives 18 weights of 0.9 * (u1 + u2 + u3 - 1.5), in the order
-    key weights (row by row), value weights, query, readout; the bias starts
-    at 0.  Returns a Params stack with R = len(seeds).
+    Each seed gives 18 weights of 0.9 * (u1 + u2 + u3 - 1.5), in the order key weights (row by
+    row), value weights, query, readout; the bias starts at 0.  Returns a Params stack with R =
+    len(seeds).
     """
     seeds = _check_seeds(seeds)
     u = rng.draws(seeds, 54).reshape(len(seeds), 18, 3)
     g = (u[..., 0] + u[..., 1] + u[..., 2] - 1.5) * INIT_SPREAD
     d, c = KEY_SIZE, CHANNELS
-    return Params(
+    return Params(  # 6 + 6 + 3 + 3 + 1 = 19 numbers per network
         key_weights=g[:, : d * c].reshape(-1, d, c),
         value_weights=g[:, d * c : 2 * d * c].reshape(-1, d, c),
         query=g[:, 2 * d * c : 2 * d * c + d],
@@ -205,10 +158,9 @@ def init_params(seeds) -> Params:
 def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
     """The two input-space vectors the 19 parameters act through (section 2).
 
-    Keys and values are linear in the input, so the score of step t is
-    q · (W_K x_t) / sqrt(D) = (W_Kᵀ q / sqrt(D)) · x_t, and the logit is
-    w · sum_t a_t W_V x_t + b = (W_Vᵀ w) · sum_t a_t x_t + b.  Returns
-    (score_direction, readout_direction), each (R..., C).
+    Keys and values are linear in the input, so the score of step t is q · (W_K x_t) / sqrt(D) =
+    (W_Kᵀ q / sqrt(D)) · x_t, and the logit is w · sum_t a_t W_V x_t + b = (W_Vᵀ w) · sum_t a_t
+    x_t + b.  Returns (score_direction, readout_direction), each (R..., C).
     """
     score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(
         KEY_SIZE
@@ -227,8 +179,8 @@ def keys_and_values(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.
 def _per_step(inputs: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """direction · x_t for every step: inputs (N, T, C), direction (R..., C) -> (R..., N, T).
 
-    Two products and a sum per step, not a matrix product: with C = 2 a BLAS
-    call costs more than it computes, and its rounding depends on the processor.
+    Two products and a sum per step, not a matrix product: with C = 2 a BLAS call costs more
+    than it computes, and its rounding depends on the processor.
     """
     runs = direction.shape[:-1] + (1, 1)
     return sum(direction[..., c].reshape(runs) * inputs[..., c] for c in range(inputs.shape[-1]))
@@ -237,9 +189,8 @@ def _per_step(inputs: np.ndarray, direction: np.ndarray) -> np.ndarray:
 def _step_major(inputs: np.ndarray, run_axes: int) -> np.ndarray:
     """inputs (N, T, C) as (C, T, 1 per run axis, N): each channel with the steps first.
 
-    The training loop works in this layout: a softmax over the first axis of a
-    (T, R, N) array reduces twelve contiguous slabs, several times faster than
-    reducing twelve-number rows.
+    The training loop works in this layout: a softmax over the first axis of a (T, R, N) array
+    reduces twelve contiguous slabs, several times faster than reducing twelve-number rows.
     """
     channels = np.ascontiguousarray(np.moveaxis(inputs, (2, 1), (0, 1)))  # (C, T, N)
     return channels.reshape(channels.shape[:2] + (1,) * run_axes + channels.shape[2:])
@@ -273,9 +224,9 @@ class Forward:
 def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) -> Forward:
     """The model of section 2 on inputs (N, T, C).
 
-    scores_t = q · W_K x_t / sqrt(D); weights = softmax(scores) over the
-    steps where ``keep`` (boolean, broadcastable to (R..., N, T)) is True;
-    logit = readout · sum_t weights_t W_V x_t + bias.  Computed through
+    scores_t = q · W_K x_t / sqrt(D); weights = softmax(scores) over the steps where ``keep``
+    (boolean, broadcastable to (R..., N, T)) is True; logit = readout · sum_t weights_t W_V x_t
+    + bias.  Computed through
     :func:`effective`, which gives the same numbers with a fraction of the work,
     and without BLAS, so the same on every processor.
     """
@@ -293,23 +244,20 @@ def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) 
 
 
 def _along_steps(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """direction · x_t in the steps-first layout: x (C, T, 1..., N), direction (R..., C) -> (T, R..., N)."""
+    """direction · x_t in the steps-first layout: x (C, T, 1..., N), direction (R..., C) -> (T,
+    R..., N).
+    """
     out = x[0] * direction[..., 0, None]
     for c in range(1, len(x)):
         out += x[c] * direction[..., c, None]
     return out
 
 
-def probability(logit: np.ndarray) -> np.ndarray:
-    """P(label 1) = sigmoid(logit), the logit clipped to ±30 as in the lesson."""
-    return 1.0 / (1.0 + np.exp(-np.clip(logit, -LOGIT_CLIP, LOGIT_CLIP)))
-
-
 def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forward) -> Params:
     """Gradient of the mean cross-entropy over the N sequences (section 2).
 
-    Returns a Params of gradients, shaped like ``params``.  Each line undoes
-    one line of :func:`forward` (and of :func:`effective`), last line first.
+    Returns a Params of gradients, shaped like ``params``.  Each line undoes one line of
+    :func:`forward` (and of :func:`effective`), last line first.
     """
     score_direction, readout_direction = effective(params)
     x = _step_major(_check_inputs(inputs), score_direction.ndim - 1)  # (C, T, 1..., N)
@@ -330,20 +278,34 @@ def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forwar
     )
     grad_readout = np.einsum("...dc,...c->...d", params.value_weights, grad_readout_direction)
     grad_value_weights = params.readout[..., :, None] * grad_readout_direction[..., None, :]
-    return Params(grad_key_weights, grad_value_weights, grad_query, grad_readout, grad_bias)
-
-
-def cross_entropy(logit: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean binary cross-entropy over the last axis, computed stably from the logits: (R...,)."""
-    return np.mean(np.logaddexp(0.0, logit) - labels * logit, axis=-1)
+    return Params(
+        key_weights=grad_key_weights,
+        value_weights=grad_value_weights,
+        query=grad_query,
+        readout=grad_readout,
+        bias=grad_bias,
+    )
 
 
 def loss(params: Params, inputs: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Mean cross-entropy (R...,) of the unclipped model; the quantity :func:`backward` differentiates."""
-    return cross_entropy(forward(params, inputs).logit, labels)
+    """Mean cross-entropy (R...,) of the unclipped model; the quantity :func:`backward`
+    differentiates.
+    """
+    return binary_cross_entropy(forward(params, inputs).logit, labels)
 
 
-@one_thread
+class Network:
+    """Part I's model as :func:`attention_measured.training.fit` trains it: the functions above."""
+
+    def init(self, seeds) -> Params:
+        return init_params(seeds)
+
+    def loss_and_grads(self, params: Params, inputs, labels):
+        """(mean cross-entropy per run (R...,), gradients): the loss before this step's update."""
+        fwd = forward(params, inputs)
+        return binary_cross_entropy(fwd.logit, labels), backward(params, inputs, labels, fwd)
+
+
 def train_runs(
     seeds,
     train_set: Sequences,
@@ -353,23 +315,25 @@ def train_runs(
 ):
     """Full-batch gradient descent for every init seed at once (sections 2 and 5).
 
-    Returns a Params stack with R = len(seeds); run r is the network the
-    lesson trains from seed r (equal up to floating-point summation order).
-    With ``loss_curve=True`` returns (params, losses), losses of shape
-    (epochs, R): the mean cross-entropy before each update.
+    Returns a Params stack with R = len(seeds); run r is the network the lesson trains from seed
+    r (equal up to floating-point summation order). With ``loss_curve=True`` returns (params,
+    losses), losses of shape (epochs, R): the mean cross-entropy before each update.
     """
-    _check_training(epochs, learning_rate)
+    if not isinstance(train_set, Sequences):
+        raise TypeError(
+            f"train_set must be Sequences (from lesson.split), got {type(train_set).__name__}"
+        )
     params = init_params(seeds)
-    inputs, labels = train_set.inputs, train_set.labels
-    losses = []
-    for _ in range(int(epochs)):
-        fwd = forward(params, inputs)
-        if loss_curve:
-            losses.append(cross_entropy(fwd.logit, labels))
-        grads = backward(params, inputs, labels, fwd)
-        for p, g in zip(params.arrays(), grads.arrays()):
-            p -= learning_rate * g
-    return (params, np.array(losses)) if loss_curve else params
+    curve = fit(
+        Network(),
+        params,
+        train_set.inputs,
+        train_set.labels,
+        epochs,
+        learning_rate,
+        optimiser="gradient descent",
+    )
+    return (params, curve) if checks.flag(loss_curve, "loss_curve") else params
 
 
 def train(
@@ -380,7 +344,7 @@ def train(
 ) -> Params:
     """One network (unstacked Params) trained on the training split of ``data_seed``."""
     train_set = split(make_sequences(seed=data_seed))[0]
-    return train_runs([seed], train_set, epochs, learning_rate)[0]
+    return train_runs([seed], train_set, epochs, learning_rate).select(0)
 
 
 # --------------------------------------------------------------- sections 3-4
@@ -391,7 +355,8 @@ def accuracy(params: Params, data: Sequences) -> np.ndarray:
 
 
 def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarray]:
-    """Mean weight on the marker step, and the share of sequences whose heaviest step is the marker.
+    """Mean weight on the marker step, and the share of sequences whose heaviest step is the
+    marker.
 
     Returns two arrays of shape (R...,) (section 3).
     """
@@ -406,10 +371,9 @@ def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarr
 def removal_effects(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What dropping each step does to the output probability (section 4).
 
-    inputs: (N, T, C).  Returns (p, p_without), shapes (R..., N) and
-    (R..., N, T): p_without[..., t] is the probability when step t is
-    removed from the attention and the other weights are renormalised.
-    The removal effect of step t is |p_without[..., t] - p|.
+    inputs: (N, T, C).  Returns (p, p_without), shapes (R..., N) and (R..., N, T):
+    p_without[..., t] is the probability when step t is removed from the attention and the other
+    weights are renormalised. The removal effect of step t is |p_without[..., t] - p|.
     """
     fwd = forward(params, inputs)
     without = drop_each_step(fwd.scores)  # (R..., N, T, T)
@@ -422,19 +386,18 @@ def removal_effects(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.
 def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
     """The removal test of section 4, per run (each value has shape (R...,)).
 
-    agreement: share of sequences whose heaviest step is also the step whose
-    removal moves p most; effect_of_heaviest: mean |Δp| from removing the
-    heaviest step; heavy_count: sequences whose heaviest weight exceeds 0.5;
-    heavy_inert_count: of those, the ones where removing it moves p by < 0.05.
+    agreement: share of sequences whose heaviest step is also the step whose removal moves p
+    most; effect_of_heaviest: mean |Δp| from removing the heaviest step; heavy_count: sequences
+    whose heaviest weight exceeds 0.5; heavy_inert_count: of those, the ones where removing it
+    moves p by < 0.05.
     """
     weights = forward(params, data.inputs).weights
-    p, p_without = removal_effects(params, data.inputs)
-    effects = np.abs(p_without - p[..., None])
+    effects = measures.effects(*removal_effects(params, data.inputs))
     heaviest = weights.argmax(axis=-1)
     effect_of_heaviest = np.take_along_axis(effects, heaviest[..., None], -1)[..., 0]
     heavy = weights.max(axis=-1) > HEAVY
     return {
-        "agreement": np.mean(heaviest == effects.argmax(axis=-1), axis=-1),
+        "agreement": measures.agreement(weights, effects),
         "effect_of_heaviest": effect_of_heaviest.mean(axis=-1),
         "heavy_count": heavy.sum(axis=-1),
         "heavy_inert_count": (heavy & (effect_of_heaviest < INERT)).sum(axis=-1),
@@ -463,10 +426,9 @@ def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> li
 def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
     """Everything the lesson prints: {"baseline": float, "runs": [run, ...]}.
 
-    Each run is a dict of train_accuracy, heldout_accuracy, marker_weight,
-    marker_hit_rate, agreement, effect_of_heaviest (floats, unrounded) and
-    heavy_count, heavy_inert_count (ints), all on the held-out set (the last
-    180 sequences) except train_accuracy.
+    Each run is a dict of train_accuracy, heldout_accuracy, marker_weight, marker_hit_rate,
+    agreement, effect_of_heaviest (floats, unrounded) and heavy_count, heavy_inert_count (ints),
+    all on the held-out set (the last 180 sequences) except train_accuracy.
     """
     train_set, _, heldout = split(make_sequences(seed=data_seed))
     params = train_runs(init_seeds, train_set)
@@ -479,8 +441,8 @@ def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
 def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
     """Train every init seed at once and measure each on the held-out set (section 5).
 
-    Returns arrays of shape (len(init_seeds),): seeds, heldout_accuracy,
-    marker_weight, agreement.
+    Returns arrays of shape (len(init_seeds),): seeds, heldout_accuracy, marker_weight,
+    agreement.
     """
     seeds = _check_seeds(init_seeds)
     train_set, _, heldout = split(make_sequences(seed=data_seed))
@@ -490,4 +452,75 @@ def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
         "heldout_accuracy": accuracy(params, heldout),
         "marker_weight": marker_weight(params, heldout)[0],
         "agreement": causality(params, heldout)["agreement"],
+    }
+
+
+# --------------------------------------------------------------- what the explorers show
+@remembered
+def lesson_runs() -> tuple[Sequences, Params]:
+    """The held-out set and the lesson's two trained runs (sections 2 to 4), remembered."""
+    train_set, _, heldout = split(make_sequences())
+    return heldout, train_runs(INIT_SEEDS, train_set)
+
+
+def example(index: int) -> Sequences:
+    """Held-out sequence ``index`` (0..179) as a one-sequence set."""
+    return lesson_runs()[0][checks.index(index, "example", EXAMPLES)]
+
+
+def drop_report(example_index: int, step: int) -> dict:
+    """Both runs on one held-out example with ``step`` dropped: weights and p before and after
+    (section 4).
+
+    Returns {"weights": (2, T), "without": (2, T), "p": (2,), "p_without": (2,), "marker": int}.
+    """
+    step = check_step(step)
+    chosen = example(example_index)
+    runs = lesson_runs()[1]
+    keep = np.arange(STEPS) != step
+    before, after = (forward(runs, chosen.inputs, k) for k in (None, keep))
+    return {
+        "weights": before.weights[:, 0],
+        "without": after.weights[:, 0],
+        "p": probability(before.logit)[:, 0],
+        "p_without": probability(after.logit)[:, 0],
+        "marker": int(chosen.markers[0]),
+    }
+
+
+@remembered
+def seed_report(seed: int, example_index: int = 0) -> dict:
+    """Train one network from ``seed``; measure it on the held-out set and on one example
+    (section 5).
+
+    Returns held-out accuracy, marker weight and hit rate (floats), and the example's "weights"
+    and removal "effects" (each (T,)) and its "marker".
+    """
+    params = train(rng.check_seed(seed))
+    heldout = lesson_runs()[0]
+    chosen = example(example_index)
+    weight, hit = marker_weight(params, heldout)
+    return {
+        "seed": int(seed),
+        "heldout_accuracy": float(accuracy(params, heldout)),
+        "marker_weight": float(weight),
+        "marker_hit_rate": float(hit),
+        "weights": forward(params, chosen.inputs).weights[0],
+        "effects": measures.effects(*removal_effects(params, chosen.inputs))[0],
+        "marker": int(chosen.markers[0]),
+    }
+
+
+def example_report(example_index: int) -> dict:
+    """Readings, both runs' weights, removal effects and p for one held-out example (section 3)."""
+    chosen = example(example_index)
+    runs = lesson_runs()[1]
+    p, p_without = removal_effects(runs, chosen.inputs)
+    return {
+        "readings": chosen.readings[0],
+        "marker": int(chosen.markers[0]),
+        "label": int(chosen.labels[0]),
+        "weights": forward(runs, chosen.inputs).weights[:, 0],
+        "effects": measures.effects(p, p_without)[:, 0],
+        "p": p[:, 0],
     }

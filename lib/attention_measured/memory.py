@@ -8,21 +8,22 @@
   added to the question; then a softmax over the places
 - :func:`hop_measures`  accuracy, and where each hop's attention lands
 
-Shapes: N stories, M memory slots (sentences, the most recent last), V words,
-d embedding size, K hops.
+Shapes: N stories, M memory slots (sentences, the most recent last), V words, d embedding size,
+K hops.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
+from . import checks
 from .attention import softmax, softmax_backward
 from .cache import remembered
-from .flavours import Params
-from .taxonomy import _check_int, softmax_cross_entropy, trained
+from .losses import softmax_cross_entropy
+from .params import Params
+from .training import Trained, trained_model
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -34,9 +35,9 @@ SLOTS = 8  # M: sentences a story may hold
 
 @dataclass(frozen=True)
 class Stories:
-    """sentences: N lists of sentences (lists of words); questions: N lists of words;
-    answers: (N,) index into PLACES; facts: (N, 2) the supporting sentences
-    (the same index twice for the one-fact task), counted from the start."""
+    """sentences: N lists of sentences (lists of words); questions: N lists of words; answers:
+    (N,) index into PLACES; facts: (N, 2) the supporting sentences (the same index twice for
+    the one-fact task), counted from the start."""
 
     sentences: list
     questions: list
@@ -55,17 +56,16 @@ class Stories:
 
 
 def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -> Stories:
-    """Stories of ``length`` sentences and a question needing ``facts`` supporting facts (1 or 2).
+    """Stories of ``length`` sentences and a question needing ``facts`` supporting facts (1 or
+    2).
 
-    facts=1: every sentence is "<person> went to the <place>"; the question is
-    "where is <person>" about someone who moved; the answer is that person's
-    last place.  facts=2: one sentence is "<person> picked up the <object>";
-    the question is "where is the <object>"; the answer is where the person
-    who picked it up went last (a move of that person is guaranteed).
+    facts=1: every sentence is "<person> went to the <place>"; the question is "where is
+    <person>" about someone who moved; the answer is that person's last place.  facts=2: one
+    sentence is "<person> picked up the <object>"; the question is "where is the <object>"; the
+    answer is where the person who picked it up went last (a move of that person is guaranteed).
     """
-    n, length = _check_int(n, "n"), _check_int(length, "length", 2)
-    if facts not in (1, 2):
-        raise ValueError(f"facts must be 1 or 2, got {facts!r}")
+    n, length = checks.integer(n, "n", 1), checks.integer(length, "length", 2)
+    facts = checks.integer(facts, "facts", 1, 2)  # 1 or 2; True is not a number of facts
     if length > SLOTS:
         raise ValueError(f"a story holds at most {SLOTS} sentences, got {length}")
     rng = np.random.RandomState(seed)
@@ -114,7 +114,9 @@ def bag_of_words(sentences) -> np.ndarray:
 
 
 def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(memories (N, M, V), questions (N, V), used (N, M) boolean); story sentences fill the first slots."""
+    """(memories (N, M, V), questions (N, V), used (N, M) boolean); story sentences fill the
+    first slots.
+    """
     memories = np.zeros((len(data), SLOTS, len(WORDS)))
     used = np.zeros((len(data), SLOTS), dtype=bool)
     for i, sentences in enumerate(data.sentences):
@@ -126,16 +128,15 @@ def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 class MemoryNetwork:
     """Sukhbaatar et al.'s end-to-end memory network with adjacent weight tying (section 8).
 
-    K + 1 word embeddings E_0..E_K (d, V) and slot vectors T_0..T_K (M, d)
-    (the paper's temporal encoding).  Hop k (from 0) matches on
-    m_i = E_k x_i + T_k[i] and returns c_i = E_{k+1} x_i + T_{k+1}[i]: the
-    output embedding of one hop is the input embedding of the next.  The
-    question enters as u_0 = E_0 q; a = softmax(u_k · m) over the used slots;
-    u_{k+1} = u_k + Σ_i a_i c_i; the answer is softmax(W u_K) over the places.
+    K + 1 word embeddings E_0..E_K (d, V) and slot vectors T_0..T_K (M, d) (the paper's temporal
+    encoding).  Hop k (from 0) matches on m_i = E_k x_i + T_k[i] and returns c_i = E_{k+1} x_i +
+    T_{k+1}[i]: the output embedding of one hop is the input embedding of the next.  The
+    question enters as u_0 = E_0 q; a = softmax(u_k · m) over the used slots; u_{k+1} = u_k +
+    Σ_i a_i c_i; the answer is softmax(W u_K) over the places.
     """
 
     def __init__(self, hops: int = 1, size: int = 20):
-        self.hops, self.size = _check_int(hops, "hops"), _check_int(size, "size")
+        self.hops, self.size = checks.integer(hops, "hops", 1), checks.integer(size, "size", 1)
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
@@ -147,7 +148,9 @@ class MemoryNetwork:
         )
 
     def forward(self, p, memories, questions, used):
-        """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates for backward."""
+        """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
+        for backward.
+        """
         embedded = [
             memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)
         ]  # (N, M, d) each
@@ -160,7 +163,9 @@ class MemoryNetwork:
         return u[-1] @ p["W"].T, np.array(weights), (u, embedded)
 
     def loss_and_grads(self, p, data: tuple, answers):
-        """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its gradients."""
+        """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its
+        gradients.
+        """
         memories, questions, used = data
         answers = np.asarray(answers)
         logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
@@ -184,8 +189,8 @@ class MemoryNetwork:
 
 
 def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
-    """Accuracy, and for each hop the share of stories whose heaviest slot is the first or the second
-    supporting fact: arrays (K,) under "on_first" and "on_second" (section 8)."""
+    """Accuracy, and for each hop the share of stories whose heaviest slot is the first or the
+    second supporting fact: arrays (K,) under "on_first" and "on_second" (section 8)."""
     memories, questions, used = encode(data)
     logits, weights, _ = model.forward(p, memories, questions, used)
     heaviest = weights.argmax(axis=2)  # (K, N)
@@ -200,16 +205,51 @@ MEMORY_EPOCHS = 400
 MEMORY_LEARNING_RATE = 0.02
 
 
-@cache
+@remembered
 def memory_data(facts: int) -> tuple[Stories, Stories]:
-    """Section 8's data for one task: 1000 training stories (seed 1) and 500 test stories (seed 2)."""
+    """Section 8's data for one task: 1000 training stories (seed 1) and 500 test stories (seed
+    2)."""
     return stories(1000, facts, seed=1), stories(500, facts, seed=2)
 
 
-@remembered
-def memory_run(facts: int, hops: int, seed: int):
-    """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`: (model, params), cached."""
-    model, train = MemoryNetwork(hops), memory_data(facts)[0]
-    return model, trained(
-        model, seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE
-    )[0]
+def memory_run(facts: int, hops: int, seed: int) -> Trained:
+    """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`:
+    (model, params).
+    """
+    train = memory_data(facts)[0]
+    return trained_model(
+        MemoryNetwork(hops), seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE
+    )
+
+
+HOPS_SHOWN = 3  # the hops of the network section 8's explorer steps through
+
+
+def hop_report(story: int = 0, hop: int = 1, hops: int = HOPS_SHOWN, seed: int = 0) -> dict:
+    """One test story of the two-fact task through the memory network with ``hops`` hops
+    (section 8).
+
+    Returns the story's "sentences", "question", "answer" and supporting "facts", the weights of
+    hop ``hop`` (1-based) over its sentences, and the "prediction".
+    """
+    test = memory_data(2)[1]
+    index = checks.index(story, "story", len(test))
+    hop = checks.integer(hop, "hop", 1, checks.integer(hops, "hops", 1))
+    model, params = memory_run(2, hops, seed)
+    one = Stories(
+        test.sentences[index : index + 1],
+        test.questions[index : index + 1],
+        test.answers[index : index + 1],
+        test.facts[index : index + 1],
+    )
+    logits, weights, _ = model.forward(params, *encode(one))
+    n = len(one.sentences[0])
+    return {
+        "sentences": one.sentences[0],
+        "question": one.questions[0],
+        "answer": PLACES[one.answers[0]],
+        "facts": tuple(int(f) for f in one.facts[0]),
+        "weights": weights[hop - 1, 0, :n],
+        "prediction": PLACES[int(logits[0].argmax())],
+        "hop": hop,
+    }

@@ -1,23 +1,52 @@
-"""Adam, the optimiser every trained model in the book shares (Part II section 3, Part III).
+"""The two optimisers of the book: Part I's plain gradient descent, and Adam for every other
+Part.
 
-It works on any parameter object whose ``arrays()`` returns a dict of named
-numpy arrays and whose fields can be set by name (``setattr``), such as
-:class:`attention_measured.udhr.Params` and :class:`attention_measured.flavours.Params`.
+Both update the arrays of the :class:`~attention_measured.params.Params` they are given **in
+place**: after ``step``, the caller's own arrays hold the new values, and nothing is rebound or
+copied.  The arrays must therefore be writable float arrays (as every ``init`` in the book draws
+them).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import checks
+
+
+def _checked_arrays(params) -> dict[str, np.ndarray]:
+    arrays = params.arrays() if hasattr(params, "arrays") else None
+    if not isinstance(arrays, dict) or not arrays:
+        raise TypeError(f"params must be a Params of named arrays, got {type(params).__name__}")
+    for name, value in arrays.items():
+        if not (isinstance(value, np.ndarray) and value.dtype == float and value.flags.writeable):
+            raise TypeError(
+                f"the optimiser updates arrays in place: {name!r} must be a writable float array, "
+                f"got {type(value).__name__}"
+            )
+    return arrays
+
+
+class GradientDescent:
+    """Full-batch gradient descent, θ ← θ − η g (Part I, section 2)."""
+
+    def __init__(self, params, learning_rate: float):
+        self.arrays = _checked_arrays(params)
+        self.learning_rate = checks.real(learning_rate, "learning_rate", positive=True)
+        self.iteration = 0
+
+    def step(self, grads, divisor: float = 1) -> None:
+        """One update with the gradient grads / divisor, in place."""
+        self.iteration += 1
+        for name, value in self.arrays.items():
+            value -= self.learning_rate * (grads[name] / divisor if divisor != 1 else grads[name])
+
 
 class Adam:
     """Adam with bias correction (Kingma & Ba); Part II, section 3 derives the update.
 
-    One first and one second moment per number.  To update every array with
-    a handful of vector operations, the constructor moves the arrays of
-    ``params`` into one flat buffer (their fields become views of it; their
-    values do not change).  :meth:`step` updates them in place, with bias
-    correction for the 1-based iteration count.
+    One first and one second moment per number, kept here; :meth:`step` updates the parameter
+    arrays in place, with bias correction for the 1-based iteration count.
     """
 
     def __init__(
@@ -28,34 +57,34 @@ class Adam:
         beta2: float = 0.999,
         epsilon: float = 1e-8,
     ):
-        if not learning_rate > 0:
-            raise ValueError(f"learning_rate must be positive, got {learning_rate!r}")
-        self.learning_rate, self.beta1, self.beta2, self.epsilon = (
-            learning_rate,
-            beta1,
-            beta2,
-            epsilon,
-        )
-        arrays = params.arrays()
-        self.flat = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays.values()])
-        start = 0
-        for name, a in arrays.items():
-            setattr(params, name, self.flat[start : start + np.size(a)].reshape(np.shape(a)))
-            start += np.size(a)
-        self.names = list(arrays)
-        self.first = np.zeros_like(self.flat)
-        self.second = np.zeros_like(self.flat)
+        self.arrays = _checked_arrays(params)
+        self.learning_rate = checks.real(learning_rate, "learning_rate", positive=True)
+        self.beta1 = checks.real(beta1, "beta1", 0.0, 1.0)
+        self.beta2 = checks.real(beta2, "beta2", 0.0, 1.0)
+        self.epsilon = checks.real(epsilon, "epsilon", positive=True)
+        if self.beta1 == 1.0 or self.beta2 == 1.0:
+            raise ValueError(
+                "beta1 and beta2 must be below 1 (the bias correction divides by 1 - beta^t)"
+            )
+        self.first = {name: np.zeros_like(value) for name, value in self.arrays.items()}
+        self.second = {name: np.zeros_like(value) for name, value in self.arrays.items()}
         self.iteration = 0
 
     def step(self, grads, divisor: float = 1) -> None:
-        """One update with the gradient grads / divisor (Part II averages over sentences this way)."""
+        """One update with the gradient grads / divisor (Part II averages over sentences this
+        way)."""
         self.iteration += 1
         b1, b2 = self.beta1, self.beta2
-        g = np.concatenate([np.ravel(getattr(grads, name)) for name in self.names]) / divisor
-        self.first *= b1
-        self.first += (1 - b1) * g
-        self.second *= b2
-        self.second += (1 - b2) * (g * g)
-        first_hat = self.first / (1 - b1**self.iteration)
-        second_hat = self.second / (1 - b2**self.iteration)
-        self.flat -= self.learning_rate * first_hat / (np.sqrt(second_hat) + self.epsilon)
+        correction1, correction2 = 1 - b1**self.iteration, 1 - b2**self.iteration
+        for name, value in self.arrays.items():
+            g = grads[name] / divisor
+            first, second = self.first[name], self.second[name]
+            first *= b1
+            first += (1 - b1) * g
+            second *= b2
+            second += (1 - b2) * (g * g)
+            value -= (
+                self.learning_rate
+                * (first / correction1)
+                / (np.sqrt(second / correction2) + self.epsilon)
+            )

@@ -1,10 +1,16 @@
 """The book's one figure style (every Part): colours, weight bars, effects, distributions.
 
-Every figure has an opaque white background, so it reads the same in the
-light and the dark theme, and uses the Okabe-Ito colour-blind-safe palette.
+Every figure has an opaque white background, so it reads the same in the light and the dark
+theme, and uses the Okabe-Ito colour-blind-safe palette. Importing this module changes nothing:
+a page applies the style with
+:func:`use_style`, and a function that draws for a widget runs inside
+:func:`style` (or is decorated with :func:`styled`), which restores the
+reader's own settings afterwards.
 """
 
 from __future__ import annotations
+
+import functools
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -39,7 +45,33 @@ STYLE = {
     "legend.frameon": False,
     "legend.fontsize": 9,
 }
-plt.rcParams.update(STYLE)
+
+
+def use_style() -> None:
+    """Apply the book's style to every figure drawn from now on in this session (each page's
+    first cell).
+    """
+    plt.rcParams.update(STYLE)
+
+
+def style():
+    """A context in which figures are drawn in the book's style; the previous settings return
+    after it.
+    """
+    return plt.rc_context(STYLE)
+
+
+def styled(function):
+    """Decorator: ``function`` draws in the book's style, and leaves the reader's settings as
+    they were.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with style():
+            return function(*args, **kwargs)
+
+    return wrapper
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = 7.0, height: float = 2.6, **kwargs):
@@ -56,7 +88,9 @@ def step_axis(ax, steps: int = 12) -> None:
 
 
 def readings(ax, values: np.ndarray, marker: int, threshold: float, title: str = "") -> None:
-    """One sequence's readings as bars (T,), the marked step in the marker colour, the threshold dashed."""
+    """One sequence's readings as bars (T,), the marked step in the marker colour, the threshold
+    dashed.
+    """
     colours = [MARKER if t == marker else NEUTRAL for t in range(len(values))]
     ax.bar(range(len(values)), values, color=colours)
     ax.axhline(threshold, color=INK, lw=1, ls="--")
@@ -163,7 +197,9 @@ def loss_curve(ax, curve: np.ndarray, label: str | None = None, colour: str = RU
 def strips(
     ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), value_range=(0, 1)
 ) -> None:
-    """One row of dots per name (each (seeds,)), the seeds at positions ``highlight`` in the run colours (Part III)."""
+    """One row of dots per name (each (seeds,)), the seeds at positions ``highlight`` in the run
+    colours (Part III).
+    """
     names = list(values)
     for row, name in enumerate(names):
         v = np.asarray(values[name])
@@ -197,3 +233,31 @@ def strips(
     ax.set_xlabel(xlabel)
     ax.grid(axis="x")
     ax.grid(axis="y", visible=False)
+
+
+def example_figure(
+    values,
+    marker: int,
+    line: float,
+    title: str,
+    weights: dict,
+    effects: dict,
+    weights_title: str = "attention weights",
+    effects_title: str = "removal effects",
+    colours=RUNS,
+):
+    """Three panels for one sequence (every Part): its readings ``values`` (T,), the marker
+    highlighted and ``line`` dashed; the weights; and the removal effects of each named run
+    or head ({name: (T,)}), in matching colours."""
+    fig, axes = figure(3, 1, width=9.5, height=2.5)
+    readings(axes[0], values, marker, line, title=title)
+    bars(axes[1], weights, marker=marker, colours=colours, title=weights_title)
+    bars(
+        axes[2],
+        effects,
+        marker=marker,
+        colours=colours,
+        ylabel="|Δp| when dropped",
+        title=effects_title,
+    )
+    return fig

@@ -12,11 +12,9 @@ and :func:`attention_measured.attention.sinusoidal_positions`.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
-from . import lesson
+from . import checks, lesson, measures
 from .attention import (
     drop_each_step,
     multi_head_attention,
@@ -25,22 +23,24 @@ from .attention import (
     softmax,
 )
 from .cache import remembered
-from .flavours import Params
-from .taxonomy import Dataset, _check_int, output_loss, sigmoid, trained
+from .data import Dataset
+from .losses import output_loss, sigmoid
+from .params import Params
+from .training import Trained, trained_model
 
 
 # ------------------------------------------------------------------ section 5
 def scaling_at_init(
     sizes=(4, 16, 64, 256, 1024), steps: int = 16, trials: int = 2000, seed: int = 0
 ) -> dict:
-    """Scores of random queries and keys at initialisation, with and without dividing by sqrt(d) (section 5).
+    """Scores of random queries and keys at initialisation, with and without dividing by sqrt(d)
+    (section 5).
 
-    Queries and keys have independent standard normal entries, as projections
-    of unit-variance inputs with variance-preserving initial weights give.
-    For each d in ``sizes``: the variance of q·k (unscaled), the mean largest
-    weight of a softmax over ``steps`` keys, and the mean size of the
-    softmax's gradient, ‖∂a/∂e‖ (Frobenius norm of the Jacobian), each
-    unscaled and scaled.  Returns arrays of shape (len(sizes),).
+    Queries and keys have independent standard normal entries, as projections of unit-variance
+    inputs with variance-preserving initial weights give. For each d in ``sizes``: the variance
+    of q·k (unscaled), the mean largest weight of a softmax over ``steps`` keys, and the mean
+    size of the softmax's gradient, ‖∂a/∂e‖ (Frobenius norm of the Jacobian), each unscaled and
+    scaled.  Returns arrays of shape (len(sizes),).
     """
     rng = np.random.RandomState(seed)
     out = {
@@ -48,7 +48,7 @@ def scaling_at_init(
         for k in ("variance", "max_weight", "max_weight_scaled", "gradient", "gradient_scaled")
     }
     for d in sizes:
-        d = _check_int(d, "size")
+        d = checks.integer(d, "size", 1)
         q = rng.normal(size=(trials, 1, d))
         k = rng.normal(size=(trials, steps, d))
         scores = (q @ np.swapaxes(k, 1, 2))[:, 0]  # (trials, steps)
@@ -63,6 +63,17 @@ def scaling_at_init(
     return {"sizes": np.array(sizes), **{k: np.array(v) for k, v in out.items()}}
 
 
+def _fan_in_normal(rng: np.random.RandomState, *shape) -> np.ndarray:
+    """Initial weights of sections 6 and 7: normal, standard deviation 1/sqrt(the first axis)."""
+    return rng.normal(0, 1 / np.sqrt(shape[0]), shape)
+
+
+def _attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
+    """W_q, W_k, W_v, W_o (d, d), the readout (d,) and its bias, drawn in that order."""
+    draws = {name: _fan_in_normal(rng, d, d) for name in ("W_q", "W_k", "W_v", "W_o")}
+    return {**draws, "readout": _fan_in_normal(rng, d), "bias": np.zeros(())}
+
+
 # ------------------------------------------------------------------ section 6
 LEVEL_SPREAD = 2.0
 
@@ -70,13 +81,12 @@ LEVEL_SPREAD = 2.0
 def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD) -> Dataset:
     """Part I's sequences with a second pattern in the label (section 6).
 
-    Every sequence has its own general level, uniform on ±level_spread/2;
-    its twelve readings are that level plus 1.9·(u1 + u2 + u3 − 1.5), as in
-    Part I, and a marker sits on one of steps 2 to 11.  The label is 1 when
-    the marker's reading exceeds the mean of all twelve readings.  One
-    weighted average of linear values cannot give "marker minus mean"; two can.
+    Every sequence has its own general level, uniform on ±level_spread/2; its twelve readings
+    are that level plus 1.9·(u1 + u2 + u3 − 1.5), as in Part I, and a marker sits on one of
+    steps 2 to 11.  The label is 1 when the marker's reading exceeds the mean of all twelve
+    readings.  One weighted average of linear values cannot give "marker minus mean"; two can.
     """
-    n = _check_int(n, "n")
+    n = checks.integer(n, "n", 1)
     rng = np.random.RandomState(seed)
     level = level_spread * (rng.random_sample((n, 1)) - 0.5)
     readings = level + lesson.READING_SPREAD * (
@@ -91,17 +101,16 @@ def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD
 class HeadsReader:
     """A learned query reads the steps through multi-head attention (section 6).
 
-    h_t = x_t E (E: (C, d)); one learned query u (d,); the context is
-    multi_head_attention(u, h, W_q, W_k, W_v, W_o, heads), (d,); the logit is
-    r · context + b.  The model size does not depend on ``heads``: the d
-    columns of each projection are split among the heads.
+    h_t = x_t E (E: (C, d)); one learned query u (d,); the context is multi_head_attention(u, h,
+    W_q, W_k, W_v, W_o, heads), (d,); the logit is r · context + b.  The model size does not
+    depend on ``heads``: the d columns of each projection are split among the heads.
     """
 
     def __init__(self, heads: int = 1, size: int = 8, channels: int = 2):
         self.heads, self.size, self.channels = (
-            _check_int(heads, "heads"),
-            _check_int(size, "size"),
-            channels,
+            checks.integer(heads, "heads", 1),
+            checks.integer(size, "size", 1),
+            checks.integer(channels, "channels", 1),
         )
         if self.size % self.heads:
             raise ValueError(f"size {self.size} does not split into {self.heads} heads")
@@ -109,16 +118,10 @@ class HeadsReader:
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size
-        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)  # noqa: E731
         return Params(
-            E=draw(self.channels, d),
+            E=_fan_in_normal(rng, self.channels, d),
             u=rng.normal(0, 1, d),
-            W_q=draw(d, d),
-            W_k=draw(d, d),
-            W_v=draw(d, d),
-            W_o=draw(d, d),
-            readout=draw(d),
-            bias=np.zeros(()),
+            **_attention_and_readout(rng, d),
         )
 
     def _attention(self, p, inputs):
@@ -159,9 +162,9 @@ class HeadsReader:
 def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
     """Part I's removal test, one head at a time (section 6).
 
-    Returns (prob (N,), prob_without (N, H, T)): prob_without[:, h, t] is
-    the output when step t is dropped from head h only and that head's other
-    weights are renormalised; the other heads are untouched.
+    Returns (prob (N,), prob_without (N, H, T)): prob_without[:, h, t] is the output when step t
+    is dropped from head h only and that head's other weights are renormalised; the other heads
+    are untouched.
     """
     inputs = np.asarray(inputs, dtype=float)
     h = inputs @ p["E"]
@@ -183,7 +186,8 @@ def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.
 
 
 def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
-    """Accuracy, and per head: weight on the marker, hit rate, and agreement with the per-head removal test.
+    """Accuracy, and per head: weight on the marker, hit rate, and agreement with the per-head
+    removal test.
 
     The per-head values are arrays of shape (H,) (section 6).
     """
@@ -205,20 +209,51 @@ HEADS_EPOCHS = 800
 HEADS_LEARNING_RATE = 0.01
 
 
-@lru_cache(maxsize=1)
+@remembered
 def heads_data() -> tuple[Dataset, Dataset]:
-    """Section 6's data: 540 training and 180 held-out sequences from :func:`two_patterns` (seed 1)."""
+    """Section 6's data: 540 training and 180 held-out sequences from :func:`two_patterns` (seed
+    1)."""
     data = two_patterns(720, seed=1)
     return data[:540], data[540:]
 
 
-@remembered
-def heads_run(heads: int, seed: int):
-    """A :class:`HeadsReader` with ``heads`` heads trained from ``seed`` on :func:`heads_data`: (model, params), cached."""
-    model, train = HeadsReader(heads), heads_data()[0]
-    return model, trained(
-        model, seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE
-    )[0]
+HEADS_SEED = 1  # the run whose heads split the work most clearly, shown by the explorer
+
+
+def heads_run(heads: int, seed: int) -> Trained:
+    """A :class:`HeadsReader` of ``heads`` heads trained from ``seed`` on :func:`heads_data`."""
+    train = heads_data()[0]
+    return trained_model(
+        HeadsReader(heads), seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE
+    )
+
+
+HEAD_CHOICES = {"one head": (1, 0), "two heads: head 0": (2, 0), "two heads: head 1": (2, 1)}
+
+
+def head_report(choice: str, example: int = 0, seed: int = HEADS_SEED) -> dict:
+    """One head of the one-head or the two-head model on a held-out example of section 6.
+
+    Returns the example's "readings", "marker", "label", "level" (mean reading), the head's
+    "weights" and per-head removal "effects" (each (T,)), and "p".
+    """
+    checks.choice(choice, "choice", HEAD_CHOICES)
+    heads, head = HEAD_CHOICES[choice]
+    heldout = heads_data()[1]
+    chosen = heldout[checks.index(example, "example", len(heldout))]
+    model, params = heads_run(heads, seed)
+    _, weights = model.forward(params, chosen.inputs)
+    p, without = head_removal_effects(model, params, chosen.inputs)
+    readings = chosen.inputs[0, :, 0]
+    return {
+        "readings": readings,
+        "marker": int(chosen.marked[0, 0]),
+        "label": int(chosen.targets[0]),
+        "level": float(readings.mean()),
+        "weights": weights[0, head],
+        "effects": measures.effects(p, without[:, head])[0],
+        "p": float(p[0]),
+    }
 
 
 # ------------------------------------------------------------------ section 7
@@ -226,13 +261,14 @@ ORDER_TOKENS = ("A", "B")  # ids 0 and 1; the others are fillers
 
 
 def order_task(n: int = 1000, length: int = 8, vocabulary: int = 6, seed: int = 0) -> Dataset:
-    """Sequences of tokens holding one A (id 0) and one B (id 1) among fillers; label 1 when A comes first (section 7).
+    """Sequences of tokens holding one A (id 0) and one B (id 1) among fillers; label 1 when A
+    comes first (section 7).
 
-    inputs: (N, L) token ids (stored in Dataset.inputs); marked: (N, 2) the
-    positions of A and B.  Without knowing positions the label is a coin flip.
+    inputs: (N, L) token ids (stored in Dataset.inputs); marked: (N, 2) the positions of A and
+    B.  Without knowing positions the label is a coin flip.
     """
-    n, length = _check_int(n, "n"), _check_int(length, "length", 2)
-    vocabulary = _check_int(vocabulary, "vocabulary", 3)
+    n, length = checks.integer(n, "n", 1), checks.integer(length, "length", 2)
+    vocabulary = checks.integer(vocabulary, "vocabulary", 3)
     rng = np.random.RandomState(seed)
     tokens = rng.randint(2, vocabulary, size=(n, length))
     places = np.argsort(rng.random_sample((n, length)), axis=1)[:, :2]  # two distinct positions
@@ -245,13 +281,13 @@ POSITIONS = ("none", "sinusoidal", "learned")
 
 
 class OrderReader:
-    """Self-attention over token embeddings, with or without positional encodings, then the mean (section 7).
+    """Self-attention over token embeddings, with or without positional encodings, then the mean
+    (section 7).
 
     h_t = E[token_t] + P_t, where P is zero ("none"), :func:`sinusoidal_positions`
-    ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of
-    self-attention on h (a residual connection); the logit is
-    r · mean_t z_t + b, or r · z_0 + b with ``pooling="first"`` (exercise 3
-    of section 7).
+    ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of self-attention on
+    h (a residual connection); the logit is r · mean_t z_t + b, or r · z_0 + b with
+    ``pooling="first"`` (exercise 3 of section 7).
     """
 
     def __init__(
@@ -268,24 +304,15 @@ class OrderReader:
             raise ValueError(f"pooling must be 'mean' or 'first', got {pooling!r}")
         self.positions, self.pooling = positions, pooling
         self.vocabulary, self.length = (
-            _check_int(vocabulary, "vocabulary"),
-            _check_int(length, "length"),
+            checks.integer(vocabulary, "vocabulary", 1),
+            checks.integer(length, "length", 1),
         )
-        self.size = _check_int(size, "size")
+        self.size = checks.integer(size, "size", 1)
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size
-        draw = lambda *shape: rng.normal(0, 1 / np.sqrt(shape[0]), shape)  # noqa: E731
-        p = Params(
-            E=rng.normal(0, 1, (self.vocabulary, d)),
-            W_q=draw(d, d),
-            W_k=draw(d, d),
-            W_v=draw(d, d),
-            W_o=draw(d, d),
-            readout=draw(d),
-            bias=np.zeros(()),
-        )
+        p = Params(E=rng.normal(0, 1, (self.vocabulary, d)), **_attention_and_readout(rng, d))
         if self.positions == "learned":
             p["P"] = rng.normal(0, 1, (self.length, d))
         return p
@@ -298,20 +325,12 @@ class OrderReader:
         return np.zeros((self.length, self.size))
 
     def _check(self, tokens) -> np.ndarray:
-        tokens = np.asarray(tokens)
-        if (
-            tokens.ndim != 2
-            or tokens.shape[1] != self.length
-            or tokens.min() < 0
-            or tokens.max() >= self.vocabulary
-        ):
-            raise ValueError(
-                f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}"
-            )
-        return tokens
+        return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     def forward(self, p, tokens, use_positions: bool = True):
-        """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the encoding."""
+        """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the
+        encoding.
+        """
         tokens = self._check(tokens)
         h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
         attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
@@ -355,8 +374,8 @@ class OrderReader:
 
 
 def order_measures(model: OrderReader, p, data: Dataset) -> dict[str, float]:
-    """Accuracy with the encoding, and with it removed from the trained model; and the mean weight
-    A's query puts on B (section 7)."""
+    """Accuracy with the encoding, and with it removed from the trained model; and the mean
+    weight A's query puts on B (section 7)."""
     with_positions, weights, _ = model.forward(p, data.inputs)
     without = model.forward(p, data.inputs, use_positions=False)[0]
     labels = data.targets == 1
@@ -372,25 +391,43 @@ ORDER_EPOCHS = 600
 ORDER_LEARNING_RATE = 0.03
 
 
-@lru_cache(maxsize=1)
+@remembered
 def order_data() -> tuple[Dataset, Dataset]:
     """Section 7's data: 1000 training sequences (seed 1) and 500 held-out ones (seed 2)."""
     return order_task(1000, seed=1), order_task(500, seed=2)
 
 
-@remembered
-def order_run(positions: str, seed: int):
-    """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`: (model, params), cached."""
-    model, train = OrderReader(positions), order_data()[0]
-    return model, trained(
-        model, seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE
-    )[0]
+def order_run(positions: str, seed: int) -> Trained:
+    """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`."""
+    train = order_data()[0]
+    return trained_model(
+        OrderReader(positions), seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE
+    )
 
 
 def shuffled(tokens, shuffle: int) -> np.ndarray:
-    """The steps of ``tokens`` (..., L) in the order drawn by RandomState(shuffle); shuffle 0 keeps them (section 7)."""
+    """The steps of ``tokens`` (..., L) in the order drawn by RandomState(shuffle); shuffle 0
+    keeps them (section 7).
+    """
     tokens = np.asarray(tokens)
-    shuffle = _check_int(shuffle, "shuffle", 0)
+    shuffle = checks.integer(shuffle, "shuffle", 0)
     if shuffle == 0:
         return tokens
     return tokens[..., np.random.RandomState(shuffle).permutation(tokens.shape[-1])]
+
+
+def order_report(example: int = 0, shuffle: int = 0, seed: int = 0) -> dict:
+    """A held-out sequence of section 7, its steps shuffled, through the three order models.
+
+    Returns "tokens" (L,) after the shuffle, "label" (A before B after the shuffle), "p"
+    {positions: P(A first)} and "weights" {positions: (L, L)}.
+    """
+    heldout = order_data()[1]
+    tokens = shuffled(heldout.inputs[checks.index(example, "example", len(heldout))], shuffle)
+    a, b = int(np.flatnonzero(tokens == 0)[0]), int(np.flatnonzero(tokens == 1)[0])
+    probs, maps = {}, {}
+    for positions in POSITIONS:
+        model, params = order_run(positions, seed)
+        logit, weights, _ = model.forward(params, tokens[None])
+        probs[positions], maps[positions] = float(sigmoid(logit[0])), weights[0]
+    return {"tokens": tokens, "label": int(a < b), "p": probs, "weights": maps}

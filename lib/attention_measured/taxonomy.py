@@ -9,81 +9,64 @@ Tasks (generated in code, seeds explicit):
 
 Models, each with ``init(seed)``, ``forward`` and ``loss_and_grads``:
 
-- :class:`Reader`        hidden states from each step alone, one attention, a readout (sections 1 and 4)
+- :class:`Reader`        hidden states from each step alone, one attention, a readout
+                         (sections 1 and 4)
 - :class:`Hierarchical`  word-level and sentence-level context vectors (section 2)
 - :class:`Aligner`       one query per output position over the source (section 3)
 
-:func:`fit` trains any of them with full-batch Adam; :func:`removal_effects`
-and :func:`measure` are Part I's measures for any flavour.
+:func:`attention_measured.training.trained` trains any of them with
+full-batch Adam; :func:`removal_effects` and :func:`measure` are Part I's measures for any
+flavour, and :func:`flavour_report` what section 4's explorer shows.
 """
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import lesson
-from .blas import one_thread
+from . import checks, lesson, measures
 from .cache import remembered
+from .data import Dataset
 from .flavours import (
     Attention,
     Flavour,
-    Params,
     attend,
     attend_backward,
     make,
     reinforce_scores_gradient,
     sample_steps,
 )
-from .optim import Adam
-
-
-def _check_int(value, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer of at least {low}, got {value!r}")
-    return int(value)
+from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
+from .params import Params
+from .training import Trained, trained
 
 
 def _flavour(flavour) -> Flavour:
-    return make(flavour) if isinstance(flavour, str) else flavour
+    if isinstance(flavour, Flavour):
+        return flavour
+    if not isinstance(flavour, str):
+        raise TypeError(
+            f"flavour must be a flavour's name or a Flavour, got {type(flavour).__name__}"
+        )
+    return make(flavour)
 
 
 # ------------------------------------------------------------------ tasks
-@dataclass(frozen=True)
-class Dataset:
-    """inputs: (N, T, C) floats; targets: (N,) labels 0/1 or real values; marked: (N, k) the marked steps."""
-
-    inputs: np.ndarray
-    targets: np.ndarray
-    marked: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.targets)
-
-    def __getitem__(self, index) -> Dataset:
-        return Dataset(self.inputs[index], self.targets[index], self.marked[index])
-
-
-def _from_lesson(sequences: lesson.Sequences) -> Dataset:
-    return Dataset(sequences.inputs, sequences.labels.astype(float), sequences.markers[:, None])
-
-
-def lesson_data(data_seed: int = lesson.DATA_SEED) -> tuple[Dataset, Dataset]:
+def lesson_data(data_seed: int = lesson.DATA_SEED) -> tuple[lesson.Sequences, lesson.Sequences]:
     """Part I's 360 training and 180 held-out sequences, as (train, heldout) (sections 1 and 4)."""
     train, _, heldout = lesson.split(lesson.make_sequences(seed=data_seed))
-    return _from_lesson(train), _from_lesson(heldout)
+    return train, heldout
 
 
 def shifted_lesson_data(last_early_step: int = 6, data_seed: int = lesson.DATA_SEED):
     """Part I's data with the marker's position shifted between training and test (section 1).
 
-    Returns (train, same, moved): the training sequences whose marker sits on
-    a step up to ``last_early_step``, and the held-out sequences whose marker
-    sits there too (same) or later (moved).
+    Returns (train, same, moved): the training sequences whose marker sits on a step up to
+    ``last_early_step``, and the held-out sequences whose marker sits there too (same) or later
+    (moved).
     """
-    step = _check_int(last_early_step, "last_early_step", lesson.FIRST_MARKER)
+    step = checks.integer(last_early_step, "last_early_step", lesson.FIRST_MARKER)
     if step >= lesson.STEPS - 1:
         raise ValueError(f"last_early_step must leave later steps for the test, got {step}")
     train, heldout = lesson_data(data_seed)
@@ -99,10 +82,10 @@ CONSTANT_MSE = 1 / 24  # the variance of 0.5 + (x1 + x2)/4 with x uniform on [-1
 def addition_problem(n: int = 1000, steps: int = 50, seed: int = 0) -> Dataset:
     """Hochreiter & Schmidhuber's addition problem as Raffel & Ellis set it (section 1).
 
-    Every step holds a value uniform on [-1, 1] and a flag; two steps are
-    flagged, one in each half.  The target is 0.5 + (x1 + x2) / 4.
+    Every step holds a value uniform on [-1, 1] and a flag; two steps are flagged, one in each
+    half.  The target is 0.5 + (x1 + x2) / 4.
     """
-    n, steps = _check_int(n, "n"), _check_int(steps, "steps", 2)
+    n, steps = checks.integer(n, "n", 1), checks.integer(steps, "steps", 2)
     rng = np.random.RandomState(seed)
     values = rng.uniform(-1.0, 1.0, size=(n, steps))
     half = steps // 2
@@ -115,7 +98,9 @@ def addition_problem(n: int = 1000, steps: int = 50, seed: int = 0) -> Dataset:
 
 @dataclass(frozen=True)
 class Documents:
-    """tokens: (N, S, W) word ids; labels: (N,) 0/1; trigger: (N, 2) the (sentence, word) of the trigger."""
+    """tokens: (N, S, W) word ids; labels: (N,) 0/1; trigger: (N, 2) the (sentence, word) of the
+    trigger.
+    """
 
     tokens: np.ndarray
     labels: np.ndarray
@@ -133,15 +118,15 @@ def documents(
 ) -> Documents:
     """Synthetic documents: every word a filler (ids 2..V-1) except one trigger (section 2).
 
-    The trigger, "good" (id 0) or "bad" (id 1), sits at a random word of a
-    random sentence and sets the label: 1 for "good".
+    The trigger, "good" (id 0) or "bad" (id 1), sits at a random word of a random sentence and
+    sets the label: 1 for "good".
     """
     n, sentences, words = (
-        _check_int(n, "n"),
-        _check_int(sentences, "sentences"),
-        _check_int(words, "words"),
+        checks.integer(n, "n", 1),
+        checks.integer(sentences, "sentences", 1),
+        checks.integer(words, "words", 1),
     )
-    vocabulary = _check_int(vocabulary, "vocabulary", 3)
+    vocabulary = checks.integer(vocabulary, "vocabulary", 3)
     rng = np.random.RandomState(seed)
     tokens = rng.randint(2, vocabulary, size=(n, sentences, words))
     labels = rng.randint(0, 2, size=n)
@@ -151,45 +136,15 @@ def documents(
 
 
 def reversal(n: int = 500, length: int = 8, vocabulary: int = 10, seed: int = 0) -> np.ndarray:
-    """Source sequences (N, L) of random token ids; the target of each is the sequence reversed (section 3)."""
+    """Source sequences (N, L) of random token ids; the target of each is the sequence reversed
+    (section 3).
+    """
     n, length, vocabulary = (
-        _check_int(n, "n"),
-        _check_int(length, "length", 2),
-        _check_int(vocabulary, "vocabulary", 2),
+        checks.integer(n, "n", 1),
+        checks.integer(length, "length", 2),
+        checks.integer(vocabulary, "vocabulary", 2),
     )
     return np.random.RandomState(seed).randint(0, vocabulary, size=(n, length))
-
-
-# ------------------------------------------------------------------ losses
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """log softmax over the last axis, computed stably: (..., V) -> (..., V)."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-def softmax_cross_entropy(logits: np.ndarray, targets: np.ndarray):
-    """Cross-entropy of each row of logits (..., V) against integer targets (...), and its gradient
-    with respect to the logits (softmax minus one-hot): (losses (...), grad (..., V))."""
-    log_probs = log_softmax(logits)
-    targets = np.asarray(targets)[..., None]
-    losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
-    grad = np.exp(log_probs)
-    np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
-    return losses, grad
-
-
-def sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
-
-
-def output_loss(output, targets, kind: str):
-    """(mean loss, gradient of it with respect to the outputs (N,))."""
-    n = len(targets)
-    if kind == "bce":
-        loss = np.mean(np.logaddexp(0.0, output) - targets * output)
-        return float(loss), (sigmoid(output) - targets) / n
-    error = output - targets
-    return float(np.mean(error**2)), 2 * error / n
 
 
 # ------------------------------------------------------------------ Reader
@@ -204,12 +159,12 @@ class Pass:
 
 
 class Reader:
-    """Each step's hidden state from that step alone, one attention, a linear readout (sections 1, 4).
+    """Each step's hidden state from that step alone, one attention, a linear readout (sections
+    1, 4).
 
-    h_t = E x_t + c (``encoder="linear"``, as in Part I) or tanh(E x_t + c);
-    flavours that need a query get one learned vector q (D,) for every
-    example; output = w · context + b, a logit (``loss="bce"``) or a value
-    (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).
+    h_t = E x_t + c (``encoder="linear"``, as in Part I) or tanh(E x_t + c); flavours that need
+    a query get one learned vector q (D,) for every example; output = w · context + b, a logit
+    (``loss="bce"``) or a value (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).
     """
 
     def __init__(
@@ -226,8 +181,11 @@ class Reader:
         if loss not in ("bce", "mse"):
             raise ValueError(f"loss must be 'bce' or 'mse', got {loss!r}")
         self.flavour = _flavour(flavour)
-        self.channels, self.hidden = _check_int(channels, "channels"), _check_int(hidden, "hidden")
-        self.steps, self.encoder, self.loss = _check_int(steps, "steps"), encoder, loss
+        self.channels, self.hidden = (
+            checks.integer(channels, "channels", 1),
+            checks.integer(hidden, "hidden", 1),
+        )
+        self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
 
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
@@ -295,17 +253,17 @@ class Reader:
 class Hierarchical:
     """Yang et al.'s two levels, without their recurrent encoders (section 2).
 
-    Words are embedded (E: (V, D)); a word-level context vector pools each
-    sentence's words into a sentence vector, a sentence-level one pools the
-    sentences into a document vector, and w · document + b is the logit.
+    Words are embedded (E: (V, D)); a word-level context vector pools each sentence's words into
+    a sentence vector, a sentence-level one pools the sentences into a document vector, and w ·
+    document + b is the logit.
     """
 
     def __init__(self, vocabulary: int = 16, hidden: int = 8, units: int = 8):
         from .flavours import ContextVector
 
         self.vocabulary, self.hidden = (
-            _check_int(vocabulary, "vocabulary"),
-            _check_int(hidden, "hidden"),
+            checks.integer(vocabulary, "vocabulary", 1),
+            checks.integer(hidden, "hidden", 1),
         )
         self.words = ContextVector(units, prefix="word_")
         self.sentences = ContextVector(units, prefix="sent_")
@@ -320,12 +278,10 @@ class Hierarchical:
         return p
 
     def forward(self, p, tokens, keep_sentences=None) -> Pass:
-        """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document level may use."""
-        tokens = np.asarray(tokens)
-        if tokens.ndim != 3 or tokens.min() < 0 or tokens.max() >= self.vocabulary:
-            raise ValueError(
-                f"tokens must be ids below {self.vocabulary} shaped (N, S, W), got shape {tokens.shape}"
-            )
+        """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document
+        level may use.
+        """
+        tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None, None))
         n, s, w = tokens.shape
         h_words = p["embedding"][tokens].reshape(n * s, w, self.hidden)
         words = attend(self.words, p, h_words)
@@ -366,9 +322,10 @@ class Hierarchical:
 
 
 def document_measures(model: Hierarchical, p, docs: Documents) -> dict[str, float]:
-    """Section 2's measures: accuracy, weight on the trigger word within its sentence (in all documents,
-    and separately where it is "good" and where it is "bad"), weight on the trigger's sentence, and
-    sentence-level agreement (heaviest sentence = the one whose removal moves p most)."""
+    """Section 2's measures: accuracy, weight on the trigger word within its sentence (in all
+    documents, and separately where it is "good" and where it is "bad"), weight on the
+    trigger's sentence, and sentence-level agreement (heaviest sentence = the one whose
+    removal moves p most)."""
     fwd = model.forward(p, docs.tokens)
     n, s = np.arange(len(docs)), docs.trigger[:, 0]
     prob = sigmoid(fwd.output)
@@ -396,11 +353,10 @@ def document_measures(model: Hierarchical, p, docs: Documents) -> dict[str, floa
 class Aligner:
     """Output position i asks a learned query q_i which source step to copy (section 3).
 
-    h_j = E[token_j] + P_j (an embedding plus a learned position vector);
-    s_i = q_i; context_i = Σ_j a_ij h_j; logits_i = W_out context_i + b_out.
-    The loss is the mean cross-entropy of the target tokens (the source
-    reversed).  With ``hard=True`` the context is a single step drawn from
-    the weights (the argmax at evaluation), trained with REINFORCE.
+    h_j = E[token_j] + P_j (an embedding plus a learned position vector); s_i = q_i; context_i =
+    Σ_j a_ij h_j; logits_i = W_out context_i + b_out. The loss is the mean cross-entropy of the
+    target tokens (the source reversed).  With ``hard=True`` the context is a single step drawn
+    from the weights (the argmax at evaluation), trained with REINFORCE.
     """
 
     def __init__(
@@ -408,10 +364,11 @@ class Aligner:
     ):
         self.flavour = _flavour(flavour)
         self.vocabulary, self.length = (
-            _check_int(vocabulary, "vocabulary", 2),
-            _check_int(length, "length", 2),
+            checks.integer(vocabulary, "vocabulary", 2),
+            checks.integer(length, "length", 2),
         )
-        self.hidden, self.hard = _check_int(hidden, "hidden"), bool(hard)
+        self.hidden, self.hard = checks.integer(hidden, "hidden", 1), checks.flag(hard, "hard")
+        self.draws = self.hard  # hard attention draws its steps while it trains
         if self.hard and type(self.flavour).weigh is not Flavour.weigh:
             raise ValueError(
                 "hard attention samples from softmax weights; choose a flavour without a window"
@@ -433,20 +390,11 @@ class Aligner:
         return p
 
     def _check(self, tokens) -> np.ndarray:
-        tokens = np.asarray(tokens)
-        if (
-            tokens.ndim != 2
-            or tokens.shape[1] != self.length
-            or tokens.min() < 0
-            or tokens.max() >= self.vocabulary
-        ):
-            raise ValueError(
-                f"tokens must be ids below {self.vocabulary} shaped (N, {self.length}), got {tokens.shape}"
-            )
-        return tokens
+        return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
-        """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is taken."""
+        """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is
+        taken."""
         tokens = self._check(tokens)
         n = len(tokens)
         h = p["embedding"][tokens] + p["positions"]
@@ -472,8 +420,8 @@ class Aligner:
     ):
         """Mean cross-entropy and its gradients; with ``hard``, REINFORCE for the scores.
 
-        For hard attention ``rng`` is required; ``baseline`` (default: this
-        batch's mean loss) is subtracted from each token's loss.
+        For hard attention ``rng`` is required; ``baseline`` (default: this batch's mean loss)
+        is subtracted from each token's loss.
         """
         tokens = self._check(tokens)
         if self.hard and rng is None:
@@ -512,7 +460,8 @@ class Aligner:
         return float(losses.mean()), grads
 
     def expected_loss_gradient(self, p, tokens) -> np.ndarray:
-        """The exact gradient of the expected loss with respect to the scores, for hard attention: (N, L, L).
+        """The exact gradient of the expected loss with respect to the scores, for hard
+        attention: (N, L, L).
 
         E[loss] = Σ_k a_k loss(h_k), so its gradient is a_k (loss_k − Σ_j a_j loss_j);
         :func:`gradient_noise` compares REINFORCE's single draws with it.
@@ -534,10 +483,9 @@ class Aligner:
 def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -> dict:
     """How noisy REINFORCE's gradient of the scores is, against the exact one (section 3).
 
-    Draws the hard steps ``draws`` times on the same batch and returns the
-    exact gradient's norm, the mean REINFORCE estimate's distance from it
-    (relative), and the relative variance of a single draw:
-    E‖g − g_exact‖² / ‖g_exact‖².
+    Draws the hard steps ``draws`` times on the same batch and returns the exact gradient's
+    norm, the mean REINFORCE estimate's distance from it (relative), and the relative variance
+    of a single draw: E‖g − g_exact‖² / ‖g_exact‖².
     """
     if not model.hard:
         raise ValueError("gradient_noise measures hard attention; build the Aligner with hard=True")
@@ -547,7 +495,7 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
     rng = np.random.RandomState(seed)
     n, L = tokens.shape
     estimates = []
-    for _ in range(_check_int(draws, "draws", 2)):
+    for _ in range(checks.integer(draws, "draws", 2)):
         chosen = sample_steps(weights, rng)
         losses = np.take_along_axis(loss_k, chosen[..., None], axis=-1)[..., 0]
         estimates.append(
@@ -586,83 +534,54 @@ def alignment(model: Aligner, p, tokens) -> dict:
     }
 
 
-# ------------------------------------------------------------------ training
-@one_thread
-def fit(
-    model,
-    params: Params,
-    data,
-    targets=None,
-    epochs: int = 300,
-    learning_rate: float = 0.05,
-    seed: int = 0,
-    progress: bool = False,
-) -> np.ndarray:
-    """Full-batch Adam on ``model.loss_and_grads``; updates ``params`` in place, returns the loss curve (epochs,).
+# ------------------------------------------------------------------ measures (Part I's, for any
+# flavour)
+def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
+    """Part I's removal test for any flavour (section 4): ``(p (N,), p_without (N, T))``.
 
-    ``targets`` is passed on when the model needs it (Reader, Hierarchical);
-    hard attention draws its steps from RandomState(seed), with a running
-    mean of the loss as the REINFORCE baseline.
+    ``model`` is a trained Reader as a (model, params) pair, such as
+    :func:`lesson_run` returns; p is its output on ``inputs`` (N, T, C) (the
+    probability of label 1, or the value for a regression), and p_without[:, t] the output when
+    step t is dropped and the other weights are renormalised.
     """
-    epochs = _check_int(epochs, "epochs")
-    adam = Adam(params, learning_rate)
-    curve = np.empty(epochs)
-    rng = np.random.RandomState(seed)
-    baseline = None
-    steps = range(epochs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc="training", unit="it", leave=False)
-    for t in steps:
-        if getattr(model, "hard", False):
-            loss, grads = model.loss_and_grads(params, data, rng, baseline)
-            baseline = loss if baseline is None else 0.9 * baseline + 0.1 * loss
-        elif targets is None:
-            loss, grads = model.loss_and_grads(params, data)
-        else:
-            loss, grads = model.loss_and_grads(params, data, targets)
-        curve[t] = loss
-        adam.step(grads)
-    return curve
-
-
-# ------------------------------------------------------------------ measures (Part I's, for any flavour)
-def removal_effects(model: Reader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
-    """(p (N,), p_without (N, T)): the output with every step, and with step t dropped (Part I section 4)."""
-    inputs = model._check(inputs)
+    reader, p = model
+    if not isinstance(reader, Reader):
+        raise TypeError(f"removal_effects needs a trained Reader, got {type(reader).__name__}")
+    inputs = reader._check(inputs)
     n, steps = inputs.shape[:2]
-    everything = model.predict(p, inputs)
+    everything = reader.predict(p, inputs)
     without = np.empty((n, steps))
     for t in range(steps):
         keep = np.broadcast_to(np.arange(steps) != t, (n, steps))
-        out = model.forward(p, inputs, keep).output
-        without[:, t] = sigmoid(out) if model.loss == "bce" else out
+        out = reader.forward(p, inputs, keep).output
+        without[:, t] = sigmoid(out) if reader.loss == "bce" else out
     return everything, without
 
 
 def measure(model: Reader, p, data: Dataset) -> dict[str, float]:
-    """Part I's measures on one held-out set: accuracy, weight on the marker, hit rate, agreement."""
+    """Part I's measures on one held-out set: accuracy, weight on the marker, hit rate,
+    agreement."""
     fwd = model.forward(p, data.inputs)
     weights = fwd.attention.weights[:, 0]  # (N, T)
     marker = data.marked[:, 0]
-    prob, without = removal_effects(model, p, data.inputs)
-    effects = np.abs(without - prob[:, None])
+    prob, without = removal_effects((model, p), data.inputs)
+    effects = measures.effects(prob, without)
     heaviest = weights.argmax(axis=-1)
     return {
         "accuracy": float(np.mean((prob > 0.5) == (data.targets == 1))),
         "marker_weight": float(weights[np.arange(len(data)), marker].mean()),
         "marker_hit_rate": float(np.mean(heaviest == marker)),
-        "agreement": float(np.mean(heaviest == effects.argmax(axis=-1))),
+        "agreement": float(measures.agreement(weights, effects)),
     }
 
 
 def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
-    """The addition problem's measures (section 1): mean squared error, share solved, weight on the two marked steps.
+    """The addition problem's measures (section 1): mean squared error, share solved, weight on
+    the two marked steps.
 
-    Also the correlation, over the sequences, between the weight on the two
-    marked steps and x1 + x2: how much the weights themselves carry the sum
-    (NaN when the weights never vary, as with mean pooling).
+    Also the correlation, over the sequences, between the weight on the two marked steps and x1
+    + x2: how much the weights themselves carry the sum (NaN when the weights never vary, as
+    with mean pooling).
     """
     error = model.predict(p, data.inputs) - data.targets
     weights = model.forward(p, data.inputs).attention.weights[:, 0]
@@ -679,7 +598,8 @@ def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
     }
 
 
-# ------------------------------------------------------------------ the lesson's task, every flavour (section 4)
+# ------------------------------------------------------------------ the lesson's task, every
+# flavour (section 4)
 LESSON_EPOCHS = 400
 LESSON_LEARNING_RATE = 0.05
 SIDE_BY_SIDE = (
@@ -697,12 +617,6 @@ SIDE_BY_SIDE = (
 
 
 @remembered
-def trained(model, seed: int, data, targets, epochs: int, learning_rate: float):
-    """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: (params, loss curve)."""
-    params = model.init(_check_int(seed, "seed", 0))
-    return params, fit(model, params, data, targets, epochs, learning_rate)
-
-
 def train_reader(
     flavour,
     data: Dataset,
@@ -718,20 +632,53 @@ def train_reader(
     return (model, *trained(model, seed, data.inputs, data.targets, epochs, learning_rate))
 
 
+def lesson_run(flavour: str, seed: int) -> Trained:
+    """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params),
+    remembered.
+    """
+    checks.choice(flavour, "flavour", SIDE_BY_SIDE)
+    model, params, _ = train_reader(flavour, lesson_data()[0], checks.seed(seed))
+    return Trained(model, params)
+
+
 @remembered
-def lesson_run(flavour: str, seed: int):
-    """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params), cached."""
-    if flavour not in SIDE_BY_SIDE:
-        raise ValueError(
-            f"flavour must be one of {', '.join(map(repr, SIDE_BY_SIDE))}, got {flavour!r}"
-        )
-    model, params, _ = train_reader(flavour, lesson_data()[0], seed)
-    return model, params
+def lesson_measures(flavour: str, seed: int) -> dict[str, float]:
+    """Part I's measures of :func:`lesson_run` on the 180 held-out sequences, remembered."""
+    return measure(*lesson_run(flavour, seed), lesson_data()[1])
 
 
 def side_by_side(flavours=SIDE_BY_SIDE, seeds=(0, 1)) -> dict[str, list[dict]]:
-    """Part I's measures on the 180 held-out sequences for every flavour and seed: {flavour: [measures per seed]}."""
+    """Part I's measures on the 180 held-out sequences: {flavour: [measures of each seed]}."""
+    return {name: [lesson_measures(name, seed) for seed in seeds] for name in flavours}
+
+
+FLAVOUR_EXAMPLE = 0  # the held-out example section 4's explorer shows every flavour on
+
+
+def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> dict:
+    """One flavour, trained from each seed, on one held-out example of Part I (Part III, section
+    4).
+
+    Returns the example's "readings", "marker" and "label", and per seed its "weights" and
+    removal "effects" (each (seeds, T)), "p" (seeds,) and the held-out "measures" (dicts from
+    :func:`measure`).
+    """
     heldout = lesson_data()[1]
+    chosen = heldout[checks.index(example, "example", len(heldout))]
+    weights, effects, probs, results = [], [], [], []
+    for seed in seeds:
+        model, params = lesson_run(flavour, seed)
+        p, p_without = removal_effects((model, params), chosen.inputs)
+        weights.append(model.forward(params, chosen.inputs).attention.weights[0, 0])
+        effects.append(measures.effects(p, p_without)[0])
+        probs.append(float(p[0]))
+        results.append(lesson_measures(flavour, seed))
     return {
-        name: [measure(*lesson_run(name, seed), heldout) for seed in seeds] for name in flavours
+        "readings": chosen.inputs[0, :, 0],
+        "marker": int(chosen.marked[0, 0]),
+        "label": int(chosen.targets[0]),
+        "weights": np.array(weights),
+        "effects": np.array(effects),
+        "p": probs,
+        "measures": results,
     }

@@ -47,6 +47,10 @@ def server():
     httpd.shutdown()
 
 
+# what a twin shows: its picture and its numbers
+SHOWN = "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]"
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -56,7 +60,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def browser():
     if not Path(CHROMIUM).is_file():
         pytest.fail(
-            f"Chromium not found at {CHROMIUM}: install Debian's `chromium` package or set $CHROMIUM"
+            f"Chromium not found at {CHROMIUM}: "
+            "install Debian's `chromium` package or set $CHROMIUM"
         )
     from playwright.sync_api import sync_playwright
 
@@ -110,7 +115,8 @@ def test_page_loads_offline_without_errors(browser, server, path):
         assert errors == [], f"console errors: {errors}"
         broken = page.eval_on_selector_all(
             "img",
-            "els => els.filter(e => !(e.complete && e.naturalWidth > 0)).map(e => e.getAttribute('src').slice(0, 60))",
+            "els => els.filter(e => !(e.complete && e.naturalWidth > 0))"
+            ".map(e => e.getAttribute('src').slice(0, 60))",
         )
         assert broken == [], f"images that did not load: {broken}"
         if page.query_selector(".math"):
@@ -184,16 +190,12 @@ def test_static_twins_change_with_their_sliders(browser, server, path):
         assert twins
         for twin in twins:
             for slider in twin.query_selector_all("input[type=range]"):
-                before = twin.evaluate(
-                    "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]"
-                )
+                before = twin.evaluate(SHOWN)
                 slider.evaluate(
                     "s => { s.value = String((Number(s.value) + 1) % (Number(s.max) + 1)); "
                     "s.dispatchEvent(new Event('input')); }"
                 )
-                after = twin.evaluate(
-                    "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbers').textContent]"
-                )
+                after = twin.evaluate(SHOWN)
                 name = twin.get_attribute("id")
                 assert after[0] != before[0], (
                     f"{name}: the figure did not change when a slider moved"

@@ -1,0 +1,125 @@
+"""Argument checks shared by every module: each returns the value in a plain form, or raises.
+
+A reader who changes a number in a cell meets these first, so every message names the argument
+and says what it must be.  Wrong kinds raise ``TypeError``; right kinds with wrong values raise
+``ValueError``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def integer(value, name: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int, checked to lie in [low, high] (either bound may be None)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be an integer {_range(low, high)}, got {value}")
+    return value
+
+
+def _range(low, high) -> str:
+    """'between 1 and 5', 'of at least 1' or 'of at most 5', for an error message."""
+    if low is not None and high is not None:
+        return f"between {low} and {high}"
+    return f"of at least {low}" if high is None else f"of at most {high}"
+
+
+def seed(value, name: str = "seed", below: int = 2**32) -> int:
+    """A random seed: an integer in [0, below); numpy's RandomState takes seeds below 2**32."""
+    return integer(value, name, 0, below - 1)
+
+
+def real(
+    value,
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    positive: bool = False,
+) -> float:
+    """``value`` as a finite float, at least ``low`` and at most ``high``; ``positive`` excludes
+    0."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    if positive and not value > 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be a number {_range(low, high)}, got {value}")
+    return value
+
+
+def flag(value, name: str) -> bool:
+    """``value`` if it is True or False (not 0, 1 or a string)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def choice(value, name: str, options) -> str:
+    """``value`` if it is one of ``options``, else a ValueError listing them."""
+    options = tuple(options)
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+def index(value, name: str, size: int) -> int:
+    """An index into a collection of ``size`` items: an integer in 0..size-1."""
+    return integer(value, name, 0, size - 1)
+
+
+def array(
+    value,
+    name: str,
+    ndim: int | None = None,
+    shape: tuple | None = None,
+    finite: bool = True,
+) -> np.ndarray:
+    """``value`` as a float array, checked for its number of axes, its shape and finiteness.
+
+    ``shape`` may hold None for an axis of any length.
+    """
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be an array of numbers, got a string")
+    try:
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
+    if ndim is not None and out.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {out.shape}")
+    if shape is not None and (
+        out.ndim != len(shape) or any(s is not None and s != o for s, o in zip(shape, out.shape))
+    ):
+        wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {wanted}, got {out.shape}")
+    if finite and not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} must hold finite numbers (no NaN or infinity)")
+    return out
+
+
+def integers(value, name: str, low: int | None = None, high: int | None = None) -> np.ndarray:
+    """``value`` as an integer array, each entry in [low, high]."""
+    out = np.asarray(value)
+    if out.dtype == bool or not (out.size == 0 or np.issubdtype(out.dtype, np.integer)):
+        raise TypeError(f"{name} must hold integers, got dtype {out.dtype}")
+    if out.size and (
+        (low is not None and out.min() < low) or (high is not None and out.max() > high)
+    ):
+        raise ValueError(f"{name} must hold integers {_range(low, high)}")
+    return out
+
+
+def token_ids(value, name: str, vocabulary: int, shape: tuple) -> np.ndarray:
+    """An integer array of token ids, each below ``vocabulary``, of ``shape`` (None: any length)."""
+    ids = integers(value, name, 0, vocabulary - 1)
+    if ids.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, ids.shape)):
+        wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must be token ids shaped {wanted}, got shape {ids.shape}")
+    return ids

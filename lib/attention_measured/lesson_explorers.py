@@ -1,0 +1,190 @@
+"""Part I's explorers: drop a step, change the seed, pick an example (live and static twins).
+
+Each explorer only draws and describes what :mod:`attention_measured.lesson` computes (its
+``drop_report``, ``seed_report`` and ``example_report``), and hands the two to
+:mod:`attention_measured.twins`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import lesson, plots
+from .twins import Control, live, static_twin
+
+
+@plots.styled
+def _render_drop(example: int, step: int):
+    r = lesson.drop_report(example, step)
+    fig, axes = plots.figure(2, 1, width=7.5, height=2.6, sharey=True)
+    for run, ax in enumerate(axes):
+        plots.bars(
+            ax,
+            {"before": r["weights"][run], f"step {step} dropped": r["without"][run]},
+            marker=r["marker"],
+            colours=(plots.RUNS[run], plots.AFTER),
+            title=f"run {run + 1}: p = {r['p'][run]:.3f} → {r['p_without'][run]:.3f}",
+        )
+        ax.text(step, 0.02, "✕", ha="center", color=plots.INK, fontsize=12, fontweight="bold")
+    return fig
+
+
+def describe_drop(example: int, step: int) -> str:
+    r = lesson.drop_report(example, step)
+    lines = [f"held-out example {example}: marker step {r['marker']}, dropped step {step}"]
+    for run in range(2):
+        lines.append(
+            f"run {run + 1}: weight of step {step} {r['weights'][run][step]:.3f};  "
+            f"p(label 1) {r['p'][run]:.3f} -> {r['p_without'][run]:.3f}  "
+            f"(moved {abs(r['p_without'][run] - r['p'][run]):.3f})"
+        )
+    return "\n".join(lines)
+
+
+@plots.styled
+def _render_seed(seed: int, example: int = 0):
+    r = lesson.seed_report(seed, example)
+    fig, axes = plots.figure(2, 1, width=8.0, height=2.5)
+    plots.bars(
+        axes[0],
+        {f"seed {seed}": r["weights"]},
+        marker=r["marker"],
+        colours=(plots.RUNS[0],),
+        title=f"weights (held-out accuracy {r['heldout_accuracy']:.4f})",
+    )
+    plots.bars(
+        axes[1],
+        {f"seed {seed}": r["effects"]},
+        marker=r["marker"],
+        colours=(plots.AFTER,),
+        ylabel="|Δp| when dropped",
+        title="removal effects",
+        ylim=(0, 0.5),
+    )
+    return fig
+
+
+def describe_seed(seed: int, example: int = 0) -> str:
+    r = lesson.seed_report(seed, example)
+    heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
+    return (
+        f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
+        f"mean weight on the marker {r['marker_weight']:.4f}, "
+        f"heaviest step is the marker in {r['marker_hit_rate']:.4f}\n"
+        f"held-out example {example} (marker step {r['marker']}): heaviest step {heavy} "
+        f"(weight {r['weights'][heavy]:.3f}), most influential step {moved} (|Δp| "
+        f"{r['effects'][moved]:.3f})"
+    )
+
+
+@plots.styled
+def _render_example(example: int):
+    r = lesson.example_report(example)
+    return plots.example_figure(
+        r["readings"],
+        r["marker"],
+        lesson.THRESHOLD,
+        f"example {example}: marker step {r['marker']}, label {r['label']}",
+        {"run 1": r["weights"][0], "run 2": r["weights"][1]},
+        {"run 1": r["effects"][0], "run 2": r["effects"][1]},
+    )
+
+
+def describe_example(example: int) -> str:
+    r = lesson.example_report(example)
+    lines = [
+        f"held-out example {example}: marker step {r['marker']}, reading there "
+        f"{r['readings'][r['marker']]:.3f}, label {r['label']}"
+    ]
+    for run in range(2):
+        heavy, moved = int(np.argmax(r["weights"][run])), int(np.argmax(r["effects"][run]))
+        lines.append(
+            f"run {run + 1}: p(label 1) {r['p'][run]:.3f}; heaviest step {heavy} "
+            f"(weight {r['weights'][run][heavy]:.2f}); most influential step {moved} "
+            f"(|Δp| {r['effects'][run][moved]:.3f})"
+        )
+    return "\n".join(lines)
+
+
+TWIN_EXAMPLES = 6  # held-out examples offered by the static twins of "drop a step" ...
+
+
+TWIN_BROWSE = 24  # ... and of "pick an example"
+
+
+TWIN_SEEDS = list(range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 16))
+
+
+def drop_a_step(static: bool = False):
+    """Pick a held-out example and a step; both runs' weights and p before and after dropping it."""
+    if static:
+        controls = {
+            "example": Control("held-out example", list(range(TWIN_EXAMPLES))),
+            "step": Control("dropped step", list(range(lesson.STEPS)), 11),
+        }
+        return static_twin(
+            "drop-a-step",
+            controls,
+            _render_drop,
+            describe_drop,
+            alt="Two bar charts of attention weights over 12 steps, for run 1 and run 2, "
+            "before and after the chosen step is dropped and the rest renormalised.",
+        )
+    import ipywidgets as w
+
+    return live(
+        {
+            "example": w.IntSlider(0, 0, lesson.EXAMPLES - 1, description="example"),
+            "step": w.IntSlider(11, 0, lesson.STEPS - 1, description="drop step"),
+        },
+        _render_drop,
+        describe_drop,
+    )
+
+
+def change_the_seed(static: bool = False):
+    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, and example 0's
+    weights and removal effects.
+    """
+    if static:
+        controls = {"seed": Control("init seed", TWIN_SEEDS)}
+        return static_twin(
+            "change-the-seed",
+            controls,
+            _render_seed,
+            describe_seed,
+            alt="Two bar charts for the network trained from the chosen init seed: its attention "
+            "weights over the 12 steps of held-out example 0, and each step's removal effect.",
+        )
+    import ipywidgets as w
+
+    return live(
+        {
+            "seed": w.BoundedIntText(
+                lesson.INIT_SEEDS[0], min=0, max=2**31 - 1, description="init seed"
+            )
+        },
+        _render_seed,
+        describe_seed,
+    )
+
+
+def pick_an_example(static: bool = False):
+    """Browse held-out sequences: readings, both runs' weights and removal effects."""
+    if static:
+        controls = {"example": Control("held-out example", list(range(TWIN_BROWSE)))}
+        return static_twin(
+            "pick-an-example",
+            controls,
+            _render_example,
+            describe_example,
+            alt="Three bar charts for one held-out sequence: its readings with the marked "
+            "step highlighted, both runs' attention weights, and both runs' removal effects.",
+        )
+    import ipywidgets as w
+
+    return live(
+        {"example": w.IntSlider(0, 0, lesson.EXAMPLES - 1, description="example")},
+        _render_example,
+        describe_example,
+    )

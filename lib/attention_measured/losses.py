@@ -1,0 +1,79 @@
+"""The losses every Part trains on, each with its gradient, computed stably from logits.
+
+- :func:`sigmoid`                 the logistic function, its argument clipped to ±30
+- :func:`binary_cross_entropy`    mean −log p of the true label, for logits (N,) and labels 0/1
+- :func:`log_softmax`, :func:`softmax_cross_entropy`  for rows of logits over V classes
+- :func:`squared_error`           mean squared error, for regression (Part III's addition problem)
+
+Each ``*_and_gradient`` function returns the loss it reports together with the gradient of
+exactly that loss, so a backward pass never differentiates one quantity while the page prints
+another.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does every Part
+
+
+def sigmoid(logit) -> np.ndarray:
+    """P(label 1) = 1 / (1 + exp(-logit)), the logit clipped to ±30 (as the lesson does)."""
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -LOGIT_CLIP, LOGIT_CLIP)))
+
+
+def binary_cross_entropy(logit, labels) -> np.ndarray:
+    """Mean of log(1 + e^z) − y z over the last axis: −log p of the true label, from the logits
+    z.
+
+    logit, labels: (..., N).  Returns (...,).  Stable for logits of any size.
+    """
+    logit = np.asarray(logit, dtype=float)
+    return np.mean(np.logaddexp(0.0, logit) - labels * logit, axis=-1)
+
+
+def binary_cross_entropy_and_gradient(logit, labels) -> tuple[float, np.ndarray]:
+    """(mean binary cross-entropy of logits (N,), its gradient (sigmoid(z) − y) / N).
+
+    The gradient is exact wherever |z| < 30, where the clipped sigmoid is the sigmoid.
+    """
+    logit, labels = np.asarray(logit, dtype=float), np.asarray(labels, dtype=float)
+    return float(binary_cross_entropy(logit, labels)), (sigmoid(logit) - labels) / labels.shape[-1]
+
+
+def squared_error_and_gradient(output, targets) -> tuple[float, np.ndarray]:
+    """(mean squared error of outputs (N,), its gradient 2 (output − target) / N)."""
+    error = np.asarray(output, dtype=float) - np.asarray(targets, dtype=float)
+    return float(np.mean(error**2)), 2 * error / error.shape[-1]
+
+
+def log_softmax(logits) -> np.ndarray:
+    """log softmax over the last axis, computed stably: (..., V) -> (..., V)."""
+    logits = np.asarray(logits, dtype=float)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-entropy of each row of logits (..., V) against integer targets (...), and its
+    gradient.
+
+    Returns (losses (...), gradient (..., V)): −log softmax(logits)[target], and softmax(logits)
+    minus the one-hot target.
+    """
+    log_probs = log_softmax(logits)
+    targets = np.asarray(targets)[..., None]
+    losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
+    grad = np.exp(log_probs)
+    np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
+    return losses, grad
+
+
+def output_loss(output, targets, kind: str) -> tuple[float, np.ndarray]:
+    """A classifier's ("bce", output = logits) or a regression's ("mse") mean loss and its
+    gradient."""
+    if kind == "bce":
+        return binary_cross_entropy_and_gradient(output, targets)
+    if kind == "mse":
+        return squared_error_and_gradient(output, targets)
+    raise ValueError(f"kind must be 'bce' or 'mse', got {kind!r}")

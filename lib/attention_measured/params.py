@@ -1,0 +1,45 @@
+"""The one convention for a model's learned numbers, in every Part: named arrays.
+
+A :class:`Params` is a dict from names to numpy arrays, also readable and settable as attributes
+(``params.query`` is ``params["query"]``).  Gradients come in a Params with the same names and
+shapes.  A stack of R networks trained side by side (Part I trains a hundred at once) is a
+Params whose arrays carry a leading run axis; :meth:`Params.select` takes one network out of it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Params(dict):
+    """Named arrays of one model (or a stack of models); see the module's docstring."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"these parameters have no array named {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name, in the order they were drawn."""
+        return dict(self)
+
+    def copy(self) -> Params:
+        """A deep copy: new arrays, so training the copy leaves these untouched."""
+        return Params({name: np.array(value, dtype=float) for name, value in self.items()})
+
+    def select(self, index) -> Params:
+        """One network (or a sub-stack) out of a stack: every array indexed on its leading axis."""
+        return Params({name: np.asarray(value)[index] for name, value in self.items()})
+
+    @property
+    def size(self) -> int:
+        """How many numbers the arrays hold in all (for a stack, all the networks' together)."""
+        return int(sum(np.size(value) for value in self.values()))
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{name}: {np.shape(value)}" for name, value in self.items())
+        return f"Params({shapes})"

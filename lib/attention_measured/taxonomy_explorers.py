@@ -1,0 +1,302 @@
+"""Part III's explorers: pick a flavour, pick a head, shuffle the steps, step through the hops.
+
+Each explorer only draws and describes what its Part III module computes
+(:func:`taxonomy.flavour_report`, :func:`selfattention.head_report`,
+:func:`selfattention.order_report`, :func:`memory.hop_report`), and hands the
+two to :mod:`attention_measured.twins`, live or as a static twin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import lesson, memory, plots, selfattention, taxonomy
+from .twins import Control, live, static_twin
+
+TWIN_FLAVOUR_SEEDS = [0, 1, 2]
+
+
+@plots.styled
+def render_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR_EXAMPLE):
+    """Readings, weights and removal effects of one flavour on one held-out example, one colour
+    per seed.
+    """
+    r = taxonomy.flavour_report(flavour, seeds, example)
+    names = [f"seed {s}" for s in seeds]
+    return plots.example_figure(
+        r["readings"],
+        r["marker"],
+        lesson.THRESHOLD,
+        f"example {example}: marker step {r['marker']}, label {r['label']}",
+        dict(zip(names, r["weights"])),
+        dict(zip(names, r["effects"])),
+        f"{flavour}: weights",
+    )
+
+
+def describe_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR_EXAMPLE) -> str:
+    r = taxonomy.flavour_report(flavour, seeds, example)
+    lines = [
+        f"{flavour}, held-out example {example} (marker step {r['marker']}, label {r['label']})"
+    ]
+    for i, seed in enumerate(seeds):
+        m = r["measures"][i]
+        heavy, moved = int(np.argmax(r["weights"][i])), int(np.argmax(r["effects"][i]))
+        lines.append(
+            f"seed {seed}: p(label 1) {r['p'][i]:.3f}\n"
+            f"  heaviest step {heavy} (weight {r['weights'][i][heavy]:.3f}), "
+            f"most influential step {moved} (|Δp| {r['effects'][i][moved]:.3f})\n"
+            f"  all 180 held-out: accuracy {m['accuracy']:.4f}, "
+            f"marker weight {m['marker_weight']:.4f}, agreement {m['agreement']:.4f}"
+        )
+    return "\n".join(lines)
+
+
+def pick_a_flavour(static: bool = False):
+    """Any flavour of section 4 and a seed: its weights and removal effects on one held-out
+    example."""
+
+    def render(flavour, seed):
+        return render_flavour(flavour, (seed,))
+
+    def describe(flavour, seed):
+        return describe_flavour(flavour, (seed,))
+
+    if static:
+        controls = {
+            "flavour": Control("flavour", list(taxonomy.SIDE_BY_SIDE), "feed-forward"),
+            "seed": Control("seed", TWIN_FLAVOUR_SEEDS),
+        }
+        return static_twin(
+            "pick-a-flavour",
+            controls,
+            render,
+            describe,
+            alt="Three bar charts for held-out example 0: its readings with the marked step "
+            "highlighted, the chosen flavour's attention weights, and each step's removal effect.",
+        )
+    import ipywidgets as w
+
+    return live(
+        {
+            "flavour": w.Dropdown(
+                options=list(taxonomy.SIDE_BY_SIDE), value="feed-forward", description="flavour"
+            ),
+            "seed": w.BoundedIntText(0, min=0, max=2**31 - 1, description="seed"),
+        },
+        render,
+        describe,
+    )
+
+
+TWIN_HEAD_EXAMPLES = list(range(6))
+
+
+@plots.styled
+def render_head(choice: str, example: int = 0):
+    r = selfattention.head_report(choice, example)
+    colour = (
+        plots.RUNS[selfattention.HEAD_CHOICES[choice][1]],
+    )  # head 0 blue, head 1 orange, as on the page
+    return plots.example_figure(
+        r["readings"],
+        r["marker"],
+        r["level"],
+        f"example {example}: label {r['label']} (dashed: mean)",
+        {choice: r["weights"]},
+        {choice: r["effects"]},
+        f"{choice}: weights",
+        "removal effects (this head only)",
+        colour,
+    )
+
+
+def describe_head(choice: str, example: int = 0) -> str:
+    r = selfattention.head_report(choice, example)
+    heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
+    return (
+        f"{choice}, held-out example {example}\n"
+        f"marker step {r['marker']} reads {r['readings'][r['marker']]:.3f}, mean {r['level']:.3f}, "
+        f"label {r['label']}, p(label 1) {r['p']:.3f}\n"
+        f"heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "
+        f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})"
+    )
+
+
+def pick_a_head(static: bool = False):
+    """A head (of the one-head or the two-head model) and a held-out example: its weights and
+    removal effects.
+    """
+    if static:
+        controls = {
+            "choice": Control("head", list(selfattention.HEAD_CHOICES), "two heads: head 1"),
+            "example": Control("example", TWIN_HEAD_EXAMPLES),
+        }
+        return static_twin(
+            "pick-a-head",
+            controls,
+            render_head,
+            describe_head,
+            alt="Three bar charts for one held-out sequence: its readings with the marker "
+            "highlighted and the mean dashed, the chosen head's weights, and the removal effect "
+            "of each step on that head.",
+        )
+    import ipywidgets as w
+
+    heldout = selfattention.heads_data()[1]
+    return live(
+        {
+            "choice": w.Dropdown(
+                options=list(selfattention.HEAD_CHOICES),
+                value="two heads: head 1",
+                description="head",
+            ),
+            "example": w.IntSlider(0, 0, len(heldout) - 1, description="example"),
+        },
+        render_head,
+        describe_head,
+    )
+
+
+TWIN_ORDER_EXAMPLES = list(range(4))
+
+
+TWIN_SHUFFLES = list(range(6))
+
+
+def _token_names(tokens) -> list[str]:
+    return [selfattention.ORDER_TOKENS[t] if t < 2 else f"x{t}" for t in tokens]
+
+
+@plots.styled
+def render_order(example: int = 0, shuffle: int = 0):
+    r = selfattention.order_report(example, shuffle)
+    fig, axes = plots.figure(2, 1, width=7.2, height=2.8, gridspec_kw={"width_ratios": [1, 1.2]})
+    names = list(r["p"])
+    colours = [plots.NEUTRAL, plots.RUNS[0], plots.RUNS[1]]
+    axes[0].bar(range(3), [r["p"][n] for n in names], color=colours)
+    axes[0].axhline(0.5, color=plots.INK, lw=0.8, ls=":")
+    axes[0].set_xticks(range(3), names)
+    axes[0].set_ylim(0, 1)
+    axes[0].set_ylabel("P(A before B)")
+    axes[0].set_title(f"truth: {'A first' if r['label'] else 'B first'}")
+    labels = _token_names(r["tokens"])
+    plots.heatmap(
+        axes[1],
+        r["weights"]["sinusoidal"],
+        labels,
+        labels,
+        title="sinusoidal model's weights",
+        colorbar=False,
+    )
+    axes[1].set_xticks(range(len(labels)), labels, rotation=0)
+    return fig
+
+
+def describe_order(example: int = 0, shuffle: int = 0) -> str:
+    r = selfattention.order_report(example, shuffle)
+    ps = ", ".join(f"{n} {v:.2f}" for n, v in r["p"].items())
+    return (
+        f"held-out example {example}, shuffle {shuffle}: {' '.join(_token_names(r['tokens']))}\n"
+        f"  A {'before' if r['label'] else 'after'} B; P(A before B): {ps}"
+    )
+
+
+def shuffle_the_steps(static: bool = False):
+    """Shuffle the steps of a held-out sequence and watch the three order models (no,
+    sinusoidal, learned positions).
+    """
+    if static:
+        controls = {
+            "example": Control("example", TWIN_ORDER_EXAMPLES),
+            "shuffle": Control("shuffle", TWIN_SHUFFLES),
+        }
+        return static_twin(
+            "shuffle-the-steps",
+            controls,
+            render_order,
+            describe_order,
+            dpi=100,
+            alt="A bar chart of the probability that A comes before B under the models without, "
+            "with sinusoidal and with learned positional encodings, and the sinusoidal model's "
+            "self-attention weights over the shuffled sequence.",
+        )
+    import ipywidgets as w
+
+    heldout = selfattention.order_data()[1]
+    return live(
+        {
+            "example": w.IntSlider(0, 0, len(heldout) - 1, description="example"),
+            "shuffle": w.IntSlider(0, 0, 50, description="shuffle"),
+        },
+        render_order,
+        describe_order,
+    )
+
+
+TWIN_STORIES = list(range(6))
+
+
+@plots.styled
+def render_hop(story: int = 0, hop: int = 1):
+    r = memory.hop_report(story, hop)
+    fig, ax = plots.figure(width=7.2, height=2.9)
+    n = len(r["sentences"])
+    colours = [plots.MARKER if j in r["facts"] else plots.RUNS[0] for j in range(n)]
+    ax.barh(range(n), r["weights"], color=colours)
+    ax.set_yticks(
+        range(n), [f"{j}: {' '.join(s)}" for j, s in enumerate(r["sentences"])], fontsize=9
+    )
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_xlim(0, 1)
+    ax.grid(axis="x")
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"weight at hop {hop}")
+    ax.set_title(f"{' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
+    return fig
+
+
+def describe_hop(story: int = 0, hop: int = 1) -> str:
+    r = memory.hop_report(story, hop)
+    heavy = int(np.argmax(r["weights"]))
+    which = {
+        r["facts"][0]: "the first supporting fact (the pick-up)",
+        r["facts"][1]: "the second supporting fact (the last move)",
+    }
+    return (
+        f"story {story}, hop {hop} of {memory.HOPS_SHOWN}: heaviest sentence {heavy}, weight "
+        f"{r['weights'][heavy]:.3f}\n"
+        f'  "{" ".join(r["sentences"][heavy])}": {which.get(heavy, "not a supporting fact")}\n'
+        f"  {' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}"
+    )
+
+
+def step_through_hops(static: bool = False):
+    """A test story of the two-fact task and a hop of the three-hop memory network: where that
+    hop reads.
+    """
+    if static:
+        controls = {
+            "story": Control("story", TWIN_STORIES),
+            "hop": Control("hop", list(range(1, memory.HOPS_SHOWN + 1))),
+        }
+        return static_twin(
+            "step-through-hops",
+            controls,
+            render_hop,
+            describe_hop,
+            dpi=100,
+            alt="A horizontal bar chart of one hop's attention over the sentences of a story, the "
+            "two supporting facts in the marker colour, with the question and the answer above.",
+        )
+    import ipywidgets as w
+
+    test = memory.memory_data(2)[1]
+    return live(
+        {
+            "story": w.IntSlider(0, 0, len(test) - 1, description="story"),
+            "hop": w.IntSlider(1, 1, memory.HOPS_SHOWN, description="hop"),
+        },
+        render_hop,
+        describe_hop,
+    )

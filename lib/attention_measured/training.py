@@ -1,0 +1,95 @@
+"""One training loop for every model of the book, and its remembered results.
+
+A model is any object with ``init(seed) -> Params`` and ``loss_and_grads(params, data[,
+targets]) -> (loss, grads)``; :func:`fit` runs full-batch steps of an optimiser on it.  A model
+that draws random choices while it trains (Part III's hard attention) says so with ``draws =
+True`` and then takes ``rng`` and ``baseline`` keywords: the loop gives it a RandomState of its
+own and a running mean of its losses as the REINFORCE baseline.
+
+:func:`trained` is :func:`fit` from a seed, remembered (see
+:mod:`attention_measured.cache`): a page that asks twice trains once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import checks
+from .blas import one_thread
+from .cache import remembered
+from .optim import Adam, GradientDescent
+
+OPTIMISERS = {"adam": Adam, "gradient descent": GradientDescent}
+
+
+class Trained(NamedTuple):
+    """A model and its trained parameters, as the Parts' ``*_run`` functions return them."""
+
+    model: Any
+    params: Any
+
+
+@one_thread
+def fit(
+    model,
+    params,
+    data,
+    targets=None,
+    epochs: int = 300,
+    learning_rate: float = 0.05,
+    seed: int = 0,
+    progress: bool = False,
+    optimiser: str = "adam",
+) -> np.ndarray:
+    """Train ``params`` in place for ``epochs`` full-batch steps; returns the loss curve.
+
+    The curve has one entry per step, the loss before that step's update: (epochs,), or (epochs,
+    R) for a model that trains R networks at once. ``targets`` is passed on when given; ``seed``
+    seeds the draws of a model with ``draws = True``; ``progress`` shows a tqdm bar.
+    """
+    epochs = checks.integer(epochs, "epochs", 1)
+    checks.real(learning_rate, "learning_rate", positive=True)
+    seed = checks.seed(seed)
+    progress = checks.flag(progress, "progress")
+    step = OPTIMISERS[checks.choice(optimiser, "optimiser", OPTIMISERS)](params, learning_rate)
+    draws = getattr(model, "draws", False)
+    rng, baseline = np.random.RandomState(seed), None
+    iterations = range(epochs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterations = tqdm(iterations, desc="training", unit="step", leave=False)
+    curve = None
+    for t in iterations:
+        if draws:
+            loss, grads = model.loss_and_grads(params, data, rng=rng, baseline=baseline)
+            baseline = loss if baseline is None else 0.9 * baseline + 0.1 * loss
+        elif targets is None:
+            loss, grads = model.loss_and_grads(params, data)
+        else:
+            loss, grads = model.loss_and_grads(params, data, targets)
+        if curve is None:
+            curve = np.empty((epochs,) + np.shape(loss))
+        curve[t] = loss
+        step.step(grads)
+    return curve
+
+
+@remembered
+def trained(model, seed: int, data, targets, epochs: int, learning_rate: float, optimiser="adam"):
+    """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: (params, loss
+    curve).
+
+    Remembered: the same call returns a fresh copy of the same result.
+    """
+    params = model.init(checks.seed(seed))
+    curve = fit(model, params, data, targets, epochs, learning_rate, optimiser=optimiser)
+    return params, curve
+
+
+def trained_model(model, seed: int, data, targets, epochs: int, learning_rate: float) -> Trained:
+    """:func:`trained` as the pair (model, trained params) that the Parts' measures take."""
+    params, _ = trained(model, seed, data, targets, epochs, learning_rate)
+    return Trained(model, params)

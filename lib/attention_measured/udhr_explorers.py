@@ -1,0 +1,212 @@
+"""Part II's explorers: pick a sentence, change the seed, compare the queries (live and static
+twins).
+
+Each explorer only draws and describes what :mod:`attention_measured.udhr` and
+:mod:`attention_measured.recall` compute, and hands the two to
+:mod:`attention_measured.twins`.  The heads are trained by :func:`udhr.train`,
+which remembers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from . import checks, plots, recall, udhr
+from .twins import Control, live, static_twin
+
+TWIN_UDHR_SEEDS = list(range(6))
+
+
+@plots.styled
+def _render_sentence(sentence: int):
+    r = recall.sentence_report(sentence)
+    n = len(r["tokens"])
+    fig, axes = plots.figure(
+        2, 1, width=10.5, height=0.28 * n + 2.2, gridspec_kw={"width_ratios": [3, 2]}
+    )
+    plots.heatmap(
+        axes[0],
+        r["weights"],
+        r["tokens"],
+        r["tokens"],
+        title=f"sentence {sentence}: attention weights",
+    )
+    rows = np.arange(n)
+    axes[1].barh(rows - 0.2, r["p_true"], 0.4, color=plots.RUNS[0], label="p(true token)")
+    axes[1].barh(rows + 0.2, r["effect"], 0.4, color=plots.AFTER, label="|Δp| without heaviest key")
+    axes[1].set_yticks(
+        rows, [f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])], fontsize=8
+    )
+    axes[1].invert_yaxis()
+    axes[1].set_xlim(0, 1)
+    axes[1].grid(axis="x", color=plots.GRID)
+    axes[1].set_title("prediction; heaviest key removed")
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=2, fontsize=8)
+    return fig
+
+
+def describe_sentence(sentence: int) -> str:
+    r = recall.sentence_report(sentence)
+    lines = [f"sentence {sentence}: " + " ".join(r["tokens"])]
+    for i, token in enumerate(r["tokens"]):
+        key = r["tokens"][r["heaviest"][i]]
+        lines.append(
+            f"{token:>14} -> {r['predicted'][i]:<14} p(true) {r['p_true'][i]:.3f}; heaviest key "
+            f"{key!r} ({r['weights'][i, r['heaviest'][i]]:.2f}); dropping it moves p(true) by "
+            f"{r['effect'][i]:.3f}"
+        )
+    return "\n".join(lines)
+
+
+def robust_sentence_summary(index: int, seed: int = 0) -> str:
+    """The part of the sentence explorer that survives a change of machine (Part II, section 4)."""
+    tokens = udhr.SENTENCES[checks.index(index, "sentence", len(udhr.SENTENCES))]
+    run = udhr.train(seed)
+    return (
+        f"sentence {index} ({len(tokens)} tokens): {' '.join(tokens)}\n"
+        f"the head shown (token query, seed {seed}) recalls more than {recall.RECALL_FLOOR} "
+        f"of all training tokens: {recall.top1_accuracy(run) > recall.RECALL_FLOOR}"
+    )
+
+
+@plots.styled
+def _render_udhr_seed(seed: int):
+    run = udhr.train(seed)
+    fig, axes = plots.figure(2, 1, width=10.5, height=3.8)
+    plots.loss_curve(axes[0], run.loss_curve)
+    axes[0].set_title(f"seed {seed}: training loss")
+    plots.heatmap(
+        axes[1], udhr.attention_weights(run), udhr.DISPLAY, udhr.DISPLAY, title="display sentence"
+    )
+    return fig
+
+
+def describe_udhr_seed(seed: int) -> str:
+    """What the seed explorer prints: the measured loss at the start, and coarse facts about the
+    end.
+
+    Training is chaotic (Part II, section 4): the last digits of a trained head depend on the
+    machine, so only statements that survive a 1e-12 nudge of the initial weights are printed
+    about the end of training.
+    """
+    run = udhr.train(seed)
+    curve = run.loss_curve
+    return (
+        f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, "
+        f"{curve[79]:.4f} at iteration 80; at iteration {len(curve)}: below {recall.LOSS_CEILING} "
+        f"{curve[-1] < recall.LOSS_CEILING}, "
+        f"more than {recall.RECALL_FLOOR} of the training tokens recalled "
+        f"{recall.top1_accuracy(run) > recall.RECALL_FLOOR}"
+    )
+
+
+_QUERY_NAMES = {
+    "token": "token",
+    "mask": "blank",
+    "position": "position",
+}  # as Part II, section 4 names them
+
+
+@plots.styled
+def _render_query_variants(sentence: int):
+    tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
+    n = len(tokens)
+    fig, axes = plots.figure(2, 1, width=11, height=0.26 * n + 2.6)
+    for ax, query in zip(axes, ("token", "mask")):
+        run = udhr.train(0, query=query)
+        plots.heatmap(
+            ax,
+            udhr.attention_weights(run, tokens),
+            tokens,
+            tokens,
+            colorbar=query == "mask",
+            title=(
+                f"{_QUERY_NAMES[query]} query (top-1 on training sentences "
+                f"{recall.top1_accuracy(run):.2f})"
+            ),
+        )
+    return fig
+
+
+def describe_query_variants(sentence: int) -> str:
+    tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
+    lines = [f"sentence {sentence}: " + " ".join(tokens)]
+    ids = np.array(udhr.encode(tokens))
+    for query in ("token", "mask"):
+        probs = recall.predict(udhr.train(0, query=query), tokens)
+        right = int((probs.argmax(axis=1) == ids).sum())
+        lines.append(
+            f"{_QUERY_NAMES[query]:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
+            f"final training loss {udhr.train(0, query=query).loss_curve[-1]:.2g}"
+        )
+    return "\n".join(lines)
+
+
+def _sentence_explorer(name: str, render: Callable, describe: Callable, alt: str, static: bool):
+    """A widget with one slider over the 16 sentences, live or as a static twin."""
+    if static:
+        choices = {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))}
+        return static_twin(name, choices, render, describe, alt=alt)
+    import ipywidgets as w
+
+    return live(
+        {"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
+        render,
+        describe,
+    )
+
+
+def pick_a_sentence(static: bool = False):
+    """Any of the 16 sentences: its heat map, each query token's top prediction and the effect
+    of its heaviest key.
+    """
+    return _sentence_explorer(
+        "pick-a-sentence",
+        _render_sentence,
+        describe_sentence,
+        static=static,
+        alt="A heat map of the chosen sentence's attention weights, query tokens as rows and "
+        "key tokens as columns, and bars of each token's predicted probability and of the "
+        "change when its heaviest key is removed.",
+    )
+
+
+def udhr_seed(static: bool = False):
+    """Retrain the head from another seed (about 2 s, with a progress bar): loss curve and
+    display heat map.
+    """
+    if static:
+        return static_twin(
+            "udhr-seed",
+            {"seed": Control("seed", TWIN_UDHR_SEEDS)},
+            _render_udhr_seed,
+            describe_udhr_seed,
+            alt="The training loss curve of the head trained from the chosen seed, on a log scale, "
+            "and the attention heat map of the display sentence.",
+        )
+    import ipywidgets as w
+
+    def render(seed):
+        udhr.train(seed, progress=True)  # trains (with a bar) unless this seed is cached
+        return _render_udhr_seed(seed)
+
+    return live(
+        {"seed": w.BoundedIntText(0, min=0, max=2**32 - 1, description="seed")},
+        render,
+        describe_udhr_seed,
+    )
+
+
+def query_variant(static: bool = False):
+    """The token query and the blank (query="mask") query side by side, on any sentence."""
+    return _sentence_explorer(
+        "query-variant",
+        _render_query_variants,
+        describe_query_variants,
+        static=static,
+        alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
+        "whose query is built from the token itself, on the right the head whose query "
+        "is one shared blank vector that cannot see the token.",
+    )

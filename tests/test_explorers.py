@@ -1,0 +1,138 @@
+"""What the explorers show comes from the Parts' modules, and bad choices are refused by name."""
+
+import numpy as np
+import pytest
+
+from attention_measured import (
+    lesson,
+    lesson_explorers,
+    measures,
+    memory,
+    recall,
+    selfattention,
+    taxonomy,
+    taxonomy_explorers,
+    udhr,
+    udhr_explorers,
+)
+
+
+def test_drop_report_renormalises_and_matches_the_removal_test():
+    report = lesson.drop_report(0, 11)
+    assert report["marker"] == 11
+    np.testing.assert_allclose(report["without"].sum(axis=-1), 1.0)
+    assert np.all(report["without"][:, 11] == 0)
+    heldout, runs = lesson.lesson_runs()
+    p, p_without = lesson.removal_effects(runs, heldout[0].inputs)
+    np.testing.assert_allclose(report["p"], p[:, 0])
+    np.testing.assert_allclose(report["p_without"], p_without[:, 0, 11])
+    assert "dropped step 11" in lesson_explorers.describe_drop(0, 11)
+
+
+def test_seed_report_reproduces_the_lessons_first_run():
+    report = lesson.seed_report(lesson.INIT_SEEDS[0])
+    assert round(report["heldout_accuracy"], 4) == 0.8889
+    assert round(report["marker_weight"], 4) == 0.2721
+    assert "held-out accuracy 0.8889" in lesson_explorers.describe_seed(lesson.INIT_SEEDS[0])
+
+
+def test_lesson_runs_hands_out_copies_that_a_caller_cannot_spoil():
+    heldout, runs = lesson.lesson_runs()
+    runs.query[:] = 0.0
+    heldout.inputs[:] = 0.0
+    again_heldout, again = lesson.lesson_runs()
+    assert np.all(again.query != 0.0) and np.any(again_heldout.inputs != 0.0)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: lesson.drop_report(0, 12), ValueError, "step"),
+        (lambda: lesson.drop_report(180, 3), ValueError, "example"),
+        (lambda: lesson.drop_report(-1, 3), ValueError, "example"),
+        (lambda: lesson.example_report(2.5), TypeError, "example"),
+        (lambda: lesson.seed_report("seven"), TypeError, "seed"),
+    ],
+)
+def test_part_one_reports_refuse_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_sentence_report_matches_the_udhr_library():
+    report = recall.sentence_report(3)
+    tokens = report["tokens"]
+    run = udhr.train(0)
+    np.testing.assert_allclose(report["weights"], udhr.attention_weights(run, tokens))
+    rows = np.arange(len(tokens))
+    effects = measures.effects(*recall.removal_effects(run, tokens))
+    np.testing.assert_allclose(report["effect"], effects[rows, report["heaviest"]])
+    assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
+    summary = udhr_explorers.robust_sentence_summary(3)
+    floor = recall.RECALL_FLOOR
+    expected = recall.top1_accuracy(run) > floor
+    assert f"recalls more than {floor} of all training tokens: {expected}" in summary
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: recall.sentence_report(16), "sentence"),
+        (lambda: recall.sentence_report(0, query="words"), "query must be one of"),
+        (lambda: udhr.train(-1), "seed"),
+    ],
+)
+def test_part_two_reports_refuse_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_flavour_report_matches_the_measures_of_its_run():
+    r = taxonomy.flavour_report("dot", (0,))
+    model, params = taxonomy.lesson_run("dot", 0)
+    heldout = taxonomy.lesson_data()[1]
+    assert r["marker"] == int(heldout.marked[0, 0])
+    weights = model.forward(params, heldout.inputs[:1]).attention.weights[0, 0]
+    np.testing.assert_allclose(r["weights"][0], weights)
+    assert r["measures"][0] == taxonomy.measure(model, params, heldout)
+    assert "dot" in taxonomy_explorers.describe_flavour("dot", (0,))
+
+
+def test_head_report_shows_the_chosen_head():
+    r = selfattention.head_report("two heads: head 1", 3)
+    model, params = selfattention.heads_run(2, selfattention.HEADS_SEED)
+    _, weights = model.forward(params, selfattention.heads_data()[1].inputs[3:4])
+    np.testing.assert_allclose(r["weights"], weights[0, 1])
+
+
+def test_hop_report_reads_the_chosen_hop():
+    r = memory.hop_report(0, hop=2)
+    assert r["hop"] == 2 and len(r["weights"]) == len(r["sentences"])
+    np.testing.assert_allclose(r["weights"].sum(), 1.0)
+
+
+def test_part_three_reports_refuse_bad_choices():
+    with pytest.raises(ValueError, match="flavour must be one of"):
+        taxonomy.flavour_report("cosine")
+    with pytest.raises(ValueError, match="choice must be one of"):
+        selfattention.head_report("three heads")
+    with pytest.raises(ValueError, match="hop must be an integer between 1 and 3"):
+        memory.hop_report(0, hop=4)
+    with pytest.raises(ValueError, match="shuffle"):
+        selfattention.order_report(0, shuffle=-1)
+
+
+@pytest.mark.parametrize(
+    "describe, args, expected",
+    [
+        (lesson_explorers.describe_example, (0,), "run 2: p(label 1)"),
+        (udhr_explorers.describe_sentence, (0,), "dropping it moves p(true)"),
+        (udhr_explorers.describe_query_variants, (0,), "blank"),
+        (udhr_explorers.describe_udhr_seed, (0,), "loss per token 4.5846 at iteration 1"),
+        (taxonomy_explorers.describe_head, ("two heads: head 1", 0), "most influential step"),
+        (taxonomy_explorers.describe_order, (0, 3), "P(A before B)"),
+        (taxonomy_explorers.describe_hop, (0, 1), "hop 1 of 3"),
+    ],
+)
+def test_every_explorer_describes_its_default_position(describe, args, expected):
+    assert expected in describe(*args)

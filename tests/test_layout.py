@@ -1,0 +1,99 @@
+"""The layout of lib/README.md, enforced: which module may import which; no private names across."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "attention_measured"
+CORE = [
+    "checks",
+    "rng",
+    "cache",
+    "blas",
+    "params",
+    "losses",
+    "measures",
+    "data",
+    "attention",
+    "optim",
+    "training",
+]
+PARTS = ["lesson", "udhr", "recall", "flavours", "taxonomy", "selfattention", "memory"]  # in order
+PRESENTATION = [
+    "plots",
+    "twins",
+    "book",
+    "lesson_explorers",
+    "udhr_explorers",
+    "taxonomy_explorers",
+]
+EXPLORERS = {"lesson_explorers", "udhr_explorers", "taxonomy_explorers"}
+
+
+def imports(module: str) -> list[tuple[str, str]]:
+    """(imported module, imported name or '') for every import of the package inside ``module``."""
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                if node.module is None:
+                    found.append((alias.name, ""))
+                else:
+                    found.append((node.module, alias.name))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "attention_measured"
+        ):
+            found.append((node.module.split(".")[-1], ""))
+    return found
+
+
+def test_every_module_is_in_exactly_one_layer():
+    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
+    layers = CORE + PARTS + PRESENTATION
+    assert sorted(modules) == sorted(layers) and len(layers) == len(set(layers))
+
+
+@pytest.mark.parametrize("module", CORE + PARTS + PRESENTATION)
+def test_imports_go_down_the_layers_only(module):
+    for imported, _ in imports(module):
+        if module in CORE:
+            assert imported in CORE, f"core module {module} imports {imported}"
+        elif module in PARTS:
+            allowed = CORE + PARTS[: PARTS.index(module)]
+            assert imported in allowed, f"{module} imports {imported}, a later Part or presentation"
+        elif module in EXPLORERS:
+            assert imported in CORE + PARTS + ["plots", "twins"], f"{module} imports {imported}"
+        else:
+            assert imported in CORE and imported not in ("training", "optim"), (
+                f"{module} should not need {imported}"
+            )
+
+
+@pytest.mark.parametrize("module", CORE + PARTS + PRESENTATION)
+def test_no_private_name_crosses_a_module(module):
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    package_aliases = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None
+        for alias in node.names
+    }
+    for imported, name in imports(module):
+        assert not name.startswith("_"), f"{module} imports the private {imported}.{name}"
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in package_aliases
+            and node.attr.startswith("_")
+        ):
+            raise AssertionError(f"{module} uses the private {node.value.id}.{node.attr}")
+
+
+def test_twins_know_nothing_of_attention():
+    assert imports("twins") == []
+    source = (PACKAGE / "twins.py").read_text()
+    for word in ("lesson", "udhr", "flavour", "attention_weights"):
+        assert f"import {word}" not in source and f"{word}." not in source

@@ -1,0 +1,85 @@
+"""The twin mechanism: static HTML with every combination; a live widget tidies only its own."""
+
+import json
+import re
+
+import matplotlib.pyplot as plt
+import pytest
+
+from attention_measured import plots, twins
+
+
+def tiny_render(a, b):
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.bar([0, 1], [a, b])
+    return fig
+
+
+def twin_data(html):
+    found = re.search(
+        r'<script type="application/json" class="twin-data">(.*?)</script>', html, re.S
+    )
+    return json.loads(found.group(1))
+
+
+def test_static_twin_renders_every_combination_in_slider_order():
+    controls = {"a": twins.Control("first", [1, 2, 3], 2), "b": twins.Control("second", [5, 6])}
+    html = twins.static_twin(
+        "tiny", controls, tiny_render, lambda a, b: f"a={a} b={b}", alt="tiny bars"
+    ).data
+    data = twin_data(html)
+    assert data["sizes"] == [3, 2]
+    assert len(data["frames"]) == 6 and len(set(data["frames"])) == 6  # every picture differs
+    assert data["texts"] == [f"a={a} b={b}" for a in (1, 2, 3) for b in (5, 6)]
+    assert all(f.startswith("data:image/png;base64,") for f in data["frames"])
+    assert 'id="twin-tiny"' in html and 'alt="tiny bars"' in html
+    assert "a=2 b=5" in html.split("twin-numbers")[1]  # starts at the defaults
+    assert "http" not in html  # nothing fetched from elsewhere
+
+
+def test_static_twin_refuses_bad_names_and_defaults():
+    with pytest.raises(ValueError, match="twin name"):
+        twins.static_twin("Bad Name", {"a": twins.Control("a", [1])}, tiny_render, str, alt="")
+    with pytest.raises(ValueError, match="not among its values"):
+        twins.Control("a", [1, 2], default=3)
+    with pytest.raises(ValueError, match="at least one value"):
+        twins.Control("a", [])
+
+
+def test_live_closes_its_own_figures_and_no_other():
+    import ipywidgets
+
+    mine = plt.figure()  # a figure the reader has open
+    drawn = []
+
+    def render(a):
+        fig = tiny_render(a, 1)
+        drawn.append(fig)
+        return fig
+
+    box = twins.live({"a": ipywidgets.IntSlider(1, 0, 3)}, render, lambda a: f"a={a}")
+    box.children[0].children[0].value = 2  # the reader moves the slider
+    try:
+        assert len(drawn) == 2
+        assert all(not plt.fignum_exists(f.number) for f in drawn)
+        assert plt.fignum_exists(mine.number)
+    finally:
+        plt.close(mine)
+
+
+def test_importing_plots_changes_no_style_and_style_is_restored():
+    before = dict(plt.rcParams)
+    import importlib
+
+    importlib.reload(plots)
+    assert dict(plt.rcParams) == before
+    with plots.style():
+        assert plt.rcParams["figure.facecolor"] == "white"
+        assert plt.rcParams["axes.spines.top"] is False
+    assert dict(plt.rcParams) == before
+
+    @plots.styled
+    def draw():
+        return plt.rcParams["axes.titleweight"]
+
+    assert draw() == "bold" and plt.rcParams["axes.titleweight"] == before["axes.titleweight"]
