@@ -6,7 +6,7 @@ READY  := $(VENV)/.requirements-installed
 # A second environment with only what a reader installs (the package and a kernel), as on Colab.
 READER := .venv-reader
 READER_READY := $(READER)/.requirements-installed
-NOTEBOOKS := $(sort $(wildcard chapters/*/*.ipynb))
+NOTEBOOKS := intro.ipynb $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
 # Trained models are kept here between runs, filed under the hash of the code and the arithmetic.
 export ATTENTION_MEASURED_CACHE ?= $(CURDIR)/_build/cache

@@ -19,9 +19,19 @@ CORE = [
     "optim",
     "training",
 ]
-PARTS = ["lesson", "udhr", "recall", "flavours", "taxonomy", "selfattention", "memory"]  # in order
+PARTS = [  # in order: a Part may import the ones before it
+    "lesson",
+    "udhr",
+    "recall",
+    "flavours",
+    "taxonomy",
+    "selfattention",
+    "memory",
+    "sources",
+]
 PRESENTATION = [
     "plots",
+    "diagrams",
     "twins",
     "book",
     "lesson_explorers",
@@ -65,6 +75,8 @@ def test_imports_go_down_the_layers_only(module):
             assert imported in allowed, f"{module} imports {imported}, a later Part or presentation"
         elif module in EXPLORERS:
             assert imported in CORE + PARTS + ["plots", "twins"], f"{module} imports {imported}"
+        elif module == "diagrams":  # pictures of the mechanisms, in the figure style
+            assert imported in ("plots", "attention"), f"{module} imports {imported}"
         else:
             assert imported in CORE and imported not in ("training", "optim"), (
                 f"{module} should not need {imported}"

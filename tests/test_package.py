@@ -15,7 +15,7 @@ import tomllib
 from attention_measured import blas, cache
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "chapters").glob("*/*.ipynb"))
+NOTEBOOKS = [ROOT / "intro.ipynb", *sorted((ROOT / "chapters").glob("*/*.ipynb"))]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 

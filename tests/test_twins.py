@@ -83,3 +83,17 @@ def test_importing_plots_changes_no_style_and_style_is_restored():
         return plt.rcParams["axes.titleweight"]
 
     assert draw() == "bold" and plt.rcParams["axes.titleweight"] == before["axes.titleweight"]
+
+
+def test_drawing_in_style_leaves_the_notebook_showing_figures():
+    """A styled drawing that first loads the backend must not undo what the backend set up."""
+    import matplotlib
+
+    interactive = matplotlib.is_interactive()
+    matplotlib.interactive(not interactive)  # as if a backend had switched it on inside the drawing
+    try:
+        with plots.style():
+            matplotlib.interactive(interactive)
+        assert matplotlib.is_interactive() == interactive
+    finally:
+        matplotlib.interactive(interactive)

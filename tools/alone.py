@@ -12,7 +12,7 @@ from pathlib import Path
 def main(destination: str, notebooks: list[str]) -> None:
     for name in notebooks:
         source = Path(name)
-        folder = Path(destination) / source.parent.name / source.stem
+        folder = Path(destination) / (source.parent.name or "book") / source.stem
         folder.mkdir(parents=True)
         shutil.copy2(source, folder / source.name)
 

@@ -39,6 +39,9 @@ def glue(name: str, value, digits: int | None = None) -> None:
 
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if hasattr(value, "savefig"):  # a figure, for a {glue:figure} on another page
+        myst_glue(name, value, display=False)
+        return
     if digits is not None and (
         isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 0
     ):

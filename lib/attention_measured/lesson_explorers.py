@@ -16,7 +16,7 @@ from .twins import Control, live, static_twin
 @plots.styled
 def _render_drop(example: int, step: int):
     r = lesson.drop_report(example, step)
-    fig, axes = plots.figure(2, 1, width=7.5, height=2.6, sharey=True)
+    fig, axes = plots.figure(2, 1, height=2.6, sharey=True)
     for run, ax in enumerate(axes):
         plots.bars(
             ax,
@@ -44,7 +44,7 @@ def describe_drop(example: int, step: int) -> str:
 @plots.styled
 def _render_seed(seed: int, example: int = 0):
     r = lesson.seed_report(seed, example)
-    fig, axes = plots.figure(2, 1, width=8.0, height=2.5)
+    fig, axes = plots.figure(1, 2, height=4.6)
     plots.bars(
         axes[0],
         {f"seed {seed}": r["weights"]},

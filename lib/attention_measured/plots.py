@@ -10,6 +10,7 @@ reader's own settings afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import matplotlib.pyplot as plt
@@ -54,11 +55,19 @@ def use_style() -> None:
     plt.rcParams.update(STYLE)
 
 
+@contextlib.contextmanager
 def style():
-    """A context in which figures are drawn in the book's style; the previous settings return
-    after it.
+    """A context in which figures are drawn in the book's style; its settings return after it.
+
+    Only the settings of :data:`STYLE` are saved and restored, never others that a backend
+    changes on first use (restoring ``interactive`` would stop the notebook showing figures).
     """
-    return plt.rc_context(STYLE)
+    saved = {key: plt.rcParams[key] for key in STYLE}
+    plt.rcParams.update(STYLE)
+    try:
+        yield
+    finally:
+        plt.rcParams.update(saved)
 
 
 def styled(function):
@@ -74,8 +83,18 @@ def styled(function):
     return wrapper
 
 
-def figure(ncols: int = 1, nrows: int = 1, width: float = 7.0, height: float = 2.6, **kwargs):
-    """A figure in the book's style: (fig, axes); axes is a single Axes when there is one."""
+COLUMN = 6.7  # inches: the text column at 100 dpi (about 670 px), so figures are shown at full size
+
+
+def figure(ncols: int = 1, nrows: int = 1, width: float = COLUMN, height: float = 2.6, **kwargs):
+    """A figure in the book's style: (fig, axes); axes is a single Axes when there is one.
+
+    ``width`` (inches) may not exceed :data:`COLUMN`: a wider figure would be
+    shrunk to the column, and its text with it, below a readable size.  Put
+    panels below one another instead (``nrows``).
+    """
+    if width > COLUMN + 1e-9:
+        raise ValueError(f"width {width} is wider than the column ({COLUMN} in): stack the panels")
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
     return fig, axes
 
@@ -174,8 +193,8 @@ def heatmap(
 ) -> None:
     """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part II)."""
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=8)
-    ax.set_yticks(range(len(row_labels)), row_labels, fontsize=8)
+    ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=9)
+    ax.set_yticks(range(len(row_labels)), row_labels, fontsize=9)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     ax.grid(False)
@@ -249,7 +268,7 @@ def example_figure(
     """Three panels for one sequence (every Part): its readings ``values`` (T,), the marker
     highlighted and ``line`` dashed; the weights; and the removal effects of each named run
     or head ({name: (T,)}), in matching colours."""
-    fig, axes = figure(3, 1, width=9.5, height=2.5)
+    fig, axes = figure(1, 3, height=6.3)
     readings(axes[0], values, marker, line, title=title)
     bars(axes[1], weights, marker=marker, colours=colours, title=weights_title)
     bars(

@@ -171,7 +171,7 @@ def _token_names(tokens) -> list[str]:
 @plots.styled
 def render_order(example: int = 0, shuffle: int = 0):
     r = selfattention.order_report(example, shuffle)
-    fig, axes = plots.figure(2, 1, width=7.2, height=2.8, gridspec_kw={"width_ratios": [1, 1.2]})
+    fig, axes = plots.figure(2, 1, height=2.8, gridspec_kw={"width_ratios": [1, 1.2]})
     names = list(r["p"])
     colours = [plots.NEUTRAL, plots.RUNS[0], plots.RUNS[1]]
     axes[0].bar(range(3), [r["p"][n] for n in names], color=colours)
@@ -240,7 +240,7 @@ TWIN_STORIES = list(range(6))
 @plots.styled
 def render_hop(story: int = 0, hop: int = 1):
     r = memory.hop_report(story, hop)
-    fig, ax = plots.figure(width=7.2, height=2.9)
+    fig, ax = plots.figure(height=2.9)
     n = len(r["sentences"])
     colours = [plots.MARKER if j in r["facts"] else plots.RUNS[0] for j in range(n)]
     ax.barh(range(n), r["weights"], color=colours)

@@ -24,7 +24,7 @@ def _render_sentence(sentence: int):
     r = recall.sentence_report(sentence)
     n = len(r["tokens"])
     fig, axes = plots.figure(
-        2, 1, width=10.5, height=0.28 * n + 2.2, gridspec_kw={"width_ratios": [3, 2]}
+        1, 2, height=0.55 * n + 3.4, gridspec_kw={"height_ratios": [0.3 * n + 1.6, 0.25 * n + 1.2]}
     )
     plots.heatmap(
         axes[0],
@@ -37,13 +37,13 @@ def _render_sentence(sentence: int):
     axes[1].barh(rows - 0.2, r["p_true"], 0.4, color=plots.RUNS[0], label="p(true token)")
     axes[1].barh(rows + 0.2, r["effect"], 0.4, color=plots.AFTER, label="|Δp| without heaviest key")
     axes[1].set_yticks(
-        rows, [f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])], fontsize=8
+        rows, [f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])], fontsize=9
     )
     axes[1].invert_yaxis()
     axes[1].set_xlim(0, 1)
     axes[1].grid(axis="x", color=plots.GRID)
     axes[1].set_title("prediction; heaviest key removed")
-    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=2, fontsize=8)
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2)
     return fig
 
 
@@ -74,7 +74,7 @@ def robust_sentence_summary(index: int, seed: int = 0) -> str:
 @plots.styled
 def _render_udhr_seed(seed: int):
     run = udhr.train(seed)
-    fig, axes = plots.figure(2, 1, width=10.5, height=3.8)
+    fig, axes = plots.figure(1, 2, height=6.6)
     plots.loss_curve(axes[0], run.loss_curve)
     axes[0].set_title(f"seed {seed}: training loss")
     plots.heatmap(
@@ -113,7 +113,7 @@ _QUERY_NAMES = {
 def _render_query_variants(sentence: int):
     tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
     n = len(tokens)
-    fig, axes = plots.figure(2, 1, width=11, height=0.26 * n + 2.6)
+    fig, axes = plots.figure(1, 2, height=2 * (0.26 * n + 2.2))
     for ax, query in zip(axes, ("token", "mask")):
         run = udhr.train(0, query=query)
         plots.heatmap(

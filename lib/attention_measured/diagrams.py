@@ -1,0 +1,387 @@
+"""Schematic pictures of the mechanisms, drawn with code in the book's style (every Part).
+
+Each function returns ``(figure, alt)``: a matplotlib figure one text column
+wide, so it is shown at full size, and the text that describes it to a reader
+who cannot see it.  Nothing here is measured; the pictures show what the code
+of the other modules computes.
+
+- :func:`attention_in_one_picture`     a query meets keys, weights pool values (the book's opening)
+- :func:`single_query_model`           Part I's network: one learned query over twelve steps
+- :func:`self_attention_head`          Part II's head: every token asks, none may answer itself
+- :func:`encoder_decoder`              a translator's decoder state asks the encoder's states
+- :func:`additive_and_multiplicative`  two ways to score a query against a key
+- :func:`several_heads`                the columns split into heads, each its own attention
+- :func:`positional_encodings`         a position vector added to each step's content
+- :func:`memory_hops`                  a question reads a story's memory, hop after hop
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+from . import plots
+from .attention import sinusoidal_positions
+
+QUERY = plots.RUNS[1]  # orange: what asks
+KEY = plots.RUNS[0]  # blue: what is asked
+VALUE = plots.AFTER  # green: what is read
+WEIGHT = plots.MARKER  # purple: how much
+SMALL = 9.5  # points: every figure is one column wide, shown at full size
+FONT = 10.5
+
+
+def _canvas(height: float, width: float = plots.COLUMN):
+    """A blank drawing, one column wide, whose coordinates are inches."""
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    return fig, ax
+
+
+def _tint(colour: str, amount: float):
+    rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
+    return tuple(1 - amount * (1 - rgb))
+
+
+def _box(ax, x, y, w, h, text="", colour=plots.NEUTRAL, fill=0.25, size=FONT, weight="normal"):
+    ax.add_patch(
+        FancyBboxPatch(
+            (x, y),
+            w,
+            h,
+            boxstyle="round,pad=0,rounding_size=0.06",
+            linewidth=1.3,
+            edgecolor=colour,
+            facecolor=_tint(colour, fill),
+        )
+    )
+    if text:
+        ax.text(
+            x + w / 2,
+            y + h / 2,
+            text,
+            ha="center",
+            va="center",
+            fontsize=size,
+            color=plots.INK,
+            fontweight=weight,
+        )
+
+
+def _arrow(ax, start, end, colour=plots.INK, width=1.2, curve=0.0):
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=11,
+            linewidth=width,
+            color=colour,
+            connectionstyle=f"arc3,rad={curve}",
+            shrinkA=1,
+            shrinkB=1,
+        )
+    )
+
+
+def _text(ax, x, y, text, size=SMALL, colour=plots.INK, **kwargs):
+    ax.text(x, y, text, fontsize=size, color=colour, **kwargs)
+
+
+def _vector(ax, x, y, values, colour, cell=0.22):
+    """A small vector: a row of cells shaded by ``values`` (each in [-1, 1])."""
+    for i, v in enumerate(values):
+        ax.add_patch(
+            Rectangle(
+                (x + i * cell, y),
+                cell,
+                cell,
+                edgecolor="white",
+                linewidth=1,
+                facecolor=_tint(colour, 0.25 + 0.7 * abs(v)),
+            )
+        )
+
+
+@plots.styled
+def attention_in_one_picture():
+    """A query scores five keys, the softmax turns the scores into weights, the weights pool the
+    values.
+    """
+    fig, ax = _canvas(3.5)
+    rng = np.random.RandomState(3)
+    weights = np.array([0.05, 0.12, 0.62, 0.15, 0.06])
+    xs = 1.15 + np.arange(5) * 0.78
+    _text(ax, 0.05, 3.22, "query", colour=QUERY, fontweight="bold")
+    _vector(ax, 0.05, 2.78, rng.uniform(-1, 1, 3), QUERY)
+    _arrow(ax, (0.75, 2.89), (xs[0] - 0.05, 2.89), QUERY)
+    output = np.zeros(3)
+    values = rng.uniform(-1, 1, (5, 3))
+    for i, (x, w) in enumerate(zip(xs, weights)):
+        _text(ax, x + 0.33, 3.22, f"key {i + 1}", colour=KEY, ha="center")
+        _vector(ax, x, 2.78, rng.uniform(-1, 1, 3), KEY)
+        height = 1.05 * w / weights.max()
+        ax.add_patch(Rectangle((x + 0.04, 1.35), 0.58, height, facecolor=WEIGHT))
+        _text(ax, x + 0.33, 1.35 + height + 0.05, f"{w:.2f}", ha="center")
+        _vector(ax, x, 0.72, values[i], VALUE)
+        _text(ax, x + 0.33, 0.48, f"value {i + 1}", colour=VALUE, ha="center", va="top")
+        output += w * values[i]
+    _text(ax, 5.1, 2.89, "score each key:\nq · k", va="center")
+    _text(ax, 5.1, 1.85, "softmax: weights\nthat sum to 1", va="center", colour=WEIGHT)
+    _vector(ax, 5.35, 0.72, output / np.abs(output).max(), VALUE)
+    _arrow(ax, (xs[-1] + 0.72, 0.83), (5.3, 0.83), VALUE)
+    _text(ax, 5.1, 0.48, "output:\nΣ weight × value", va="top")
+    alt = (
+        "A query vector is compared with five key vectors; the softmax turns the five scores into "
+        "weights that sum to one, drawn as bars (0.05, 0.12, 0.62, 0.15, 0.06); the output is "
+        "the weighted sum of the five value vectors below, dominated by value 3."
+    )
+    return fig, alt
+
+
+@plots.styled
+def single_query_model():
+    """Part I's network: twelve steps become keys and values; one learned query weighs them."""
+    fig, ax = _canvas(3.4)
+    xs = 0.95 + np.arange(12) * 0.41
+    marker = 7
+    weights = np.full(12, 0.03)
+    weights[marker] = 0.67
+    for t, x in enumerate(xs):
+        colour = plots.MARKER if t == marker else plots.NEUTRAL
+        _box(ax, x, 0.3, 0.34, 0.34, str(t), colour, fill=0.35, size=SMALL)
+        ax.add_patch(Rectangle((x + 0.01, 0.88), 0.15, 0.3, facecolor=_tint(KEY, 0.6)))
+        ax.add_patch(Rectangle((x + 0.18, 0.88), 0.15, 0.3, facecolor=_tint(VALUE, 0.6)))
+        ax.add_patch(
+            Rectangle((x + 0.03, 1.45), 0.28, 0.9 * weights[t] / weights.max(), facecolor=WEIGHT)
+        )
+        _arrow(ax, (x + 0.17, 0.66), (x + 0.17, 0.86), plots.NEUTRAL, width=0.8)
+    _text(ax, 0.85, 0.47, "step t", ha="right", va="center")
+    _text(ax, 0.85, 1.03, "key, value", ha="right", va="center")
+    _text(ax, 0.85, 1.7, "weight a_t", ha="right", va="center", colour=WEIGHT)
+    _text(
+        ax, xs[marker] + 0.17, 0.18, "the marked step", ha="center", va="top", colour=plots.MARKER
+    )
+    _text(ax, 0.05, 3.1, "one learned query q, the same for every sequence", colour=QUERY)
+    _vector(ax, 0.05, 2.65, [0.6, -0.3, 0.9], QUERY)
+    _arrow(ax, (0.75, 2.76), (xs[marker] + 0.05, 2.4), QUERY, curve=-0.15)
+    _box(ax, 5.95, 2.55, 0.6, 0.45, "p", plots.INK, fill=0.05, weight="bold")
+    _arrow(ax, (xs[-1] + 0.36, 1.7), (6.25, 2.53), VALUE, curve=0.3)
+    _text(ax, 5.85, 2.2, "Σ a_t v_t,\nread out", ha="right", va="center", colour=VALUE)
+    alt = (
+        "Twelve steps drawn as boxes numbered 0 to 11, step 7 marked; each becomes a key and a "
+        "value; one learned query scores every key, and the softmax gives the marked step most "
+        "of the weight; the weighted sum of the values is read out as p, the probability of "
+        "label 1."
+    )
+    return fig, alt
+
+
+@plots.styled
+def self_attention_head(tokens=("all", "human", "beings", "are", "born", "free")):
+    """Part II's head: every position asks (rows), every other position answers; none answers
+    itself.
+    """
+    n = len(tokens)
+    fig, ax = plots.figure(height=3.6)
+    rng = np.random.RandomState(1)
+    grid = np.zeros((n, n))
+    for i in range(n):
+        grid[i, [j for j in range(n) if j != i]] = rng.dirichlet(np.full(n - 1, 0.6))
+    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1)
+    for i in range(n):
+        ax.plot([i - 0.5, i + 0.5], [i - 0.5, i + 0.5], color=plots.MARKER, lw=1.5)
+        ax.plot([i - 0.5, i + 0.5], [i + 0.5, i - 0.5], color=plots.MARKER, lw=1.5)
+    ax.set_xticks(range(n), tokens, rotation=45, ha="right")
+    ax.set_yticks(range(n), [f"{t} → ?" for t in tokens])
+    ax.set_xlabel("keys and values: the other tokens")
+    ax.set_ylabel("query: recall this token")
+    ax.grid(False)
+    ax.set_title("each row sums to 1; the diagonal is masked")
+    alt = (
+        "A six-by-six attention matrix for 'all human beings are born free': row i is the query "
+        "of position i, which must name its own token from the other five; the diagonal is "
+        "crossed out because a token may not attend to itself, and each row's weights sum to one."
+    )
+    return fig, alt
+
+
+@plots.styled
+def encoder_decoder():
+    """A translator: the encoder's states h_j, and the decoder's state s_i asking which to read."""
+    fig, ax = _canvas(3.3)
+    for j, word in enumerate(["the", "cat", "sat"]):
+        x = 0.2 + j * 1.15
+        _box(ax, x, 0.2, 0.85, 0.4, word, plots.NEUTRAL)
+        _box(ax, x, 0.95, 0.85, 0.45, f"h{j + 1}", KEY, fill=0.3)
+        _arrow(ax, (x + 0.42, 0.62), (x + 0.42, 0.93))
+        if j:
+            _arrow(ax, (x - 0.28, 1.17), (x - 0.02, 1.17), KEY)
+    _text(ax, 0.2, 1.52, "encoder: a state h_j for each source word", colour=KEY)
+    for i, word in enumerate(["le", "chat"]):
+        x = 4.3 + i * 1.25
+        _box(ax, x, 2.2, 0.95, 0.45, f"s{i + 1}", QUERY, fill=0.3)
+        _box(ax, x, 2.8, 0.95, 0.4, word, plots.NEUTRAL)
+        _arrow(ax, (x + 0.47, 2.67), (x + 0.47, 2.78))
+        if i:
+            _arrow(ax, (x - 0.28, 2.42), (x - 0.02, 2.42), QUERY)
+    _text(ax, 4.3, 1.95, "decoder: its state s_i\nbefore each word", colour=QUERY, va="top")
+    for j, weight in enumerate((0.15, 0.8, 0.05)):
+        _arrow(
+            ax, (5.95, 2.18), (0.62 + j * 1.15, 1.42), WEIGHT, width=0.6 + 3 * weight, curve=0.12
+        )
+    _text(
+        ax,
+        0.2,
+        2.65,
+        "attention: how much of each h_j\nthe next word needs (line width)",
+        colour=WEIGHT,
+        va="center",
+    )
+    alt = (
+        "An encoder turns the source words 'the cat sat' into states h1, h2, h3; a decoder writes "
+        "'le chat' one word at a time, and before each word its state s_i scores every h_j; the "
+        "arrows' widths are the attention weights, heaviest on 'cat' while writing 'chat'."
+    )
+    return fig, alt
+
+
+@plots.styled
+def additive_and_multiplicative():
+    """Two ways to score: a small network on (s, h), or the product s · W h."""
+    fig, ax = _canvas(2.8)
+    for left, title in ((0.0, "additive (Bahdanau)"), (3.45, "multiplicative (Luong)")):
+        _text(ax, left + 1.6, 2.62, title, ha="center", va="center", size=FONT, fontweight="bold")
+        _box(ax, left + 0.1, 0.15, 0.75, 0.42, "s_i", QUERY, fill=0.3)
+        _box(ax, left + 2.4, 0.15, 0.75, 0.42, "h_j", KEY, fill=0.3)
+        _box(ax, left + 1.25, 1.85, 0.7, 0.42, "e_ij", WEIGHT, fill=0.3)
+    _box(ax, 0.85, 0.95, 1.5, 0.45, "tanh(W s + U h)", plots.NEUTRAL, fill=0.1, size=SMALL)
+    _arrow(ax, (0.5, 0.59), (1.1, 0.93))
+    _arrow(ax, (2.75, 0.59), (2.15, 0.93))
+    _arrow(ax, (1.6, 1.42), (1.6, 1.83))
+    _text(ax, 1.7, 1.6, "v ·", va="center")
+    _box(ax, 5.55, 0.95, 0.95, 0.45, "W h_j", plots.NEUTRAL, fill=0.1, size=SMALL)
+    _arrow(ax, (6.22, 0.59), (6.02, 0.93))
+    _arrow(ax, (3.95, 0.59), (4.78, 1.83))
+    _arrow(ax, (5.8, 1.42), (5.3, 1.83))
+    _text(ax, 5.05, 1.1, "dot\nproduct", ha="center", va="center")
+    alt = (
+        "Two diagrams side by side. Additive: the query s_i and the key h_j are each multiplied by "
+        "a matrix, added, passed through tanh and dotted with a vector v to give the score e_ij. "
+        "Multiplicative: the key is multiplied by a matrix W and the score is its dot product "
+        "with the query."
+    )
+    return fig, alt
+
+
+@plots.styled
+def several_heads(heads: int = 2):
+    """The columns of W_Q, W_K and W_V split into heads; each head attends on its own; W_O mixes."""
+    fig, ax = _canvas(0.3 + 1.1 * heads)
+    colours = [plots.RUNS[0], plots.RUNS[1], plots.AFTER, plots.MARKER]
+    middle = (0.3 + 1.1 * heads) / 2
+    _box(ax, 0.05, middle - 0.25, 0.85, 0.5, "input x", plots.NEUTRAL)
+    for h in range(heads):
+        y = 0.2 + (heads - 1 - h) * 1.1
+        colour = colours[h % len(colours)]
+        _box(
+            ax,
+            1.35,
+            y,
+            2.0,
+            0.55,
+            f"head {h + 1}: its own columns\nof W_Q, W_K and W_V",
+            colour,
+            size=SMALL,
+        )
+        _box(ax, 3.75, y, 1.45, 0.55, "its own weights,\nits own sum", colour, fill=0.1, size=SMALL)
+        _arrow(ax, (0.92, middle), (1.33, y + 0.27))
+        _arrow(ax, (3.37, y + 0.27), (3.73, y + 0.27))
+        _arrow(ax, (5.22, y + 0.27), (5.58, middle))
+    _box(
+        ax, 5.6, middle - 0.3, 1.05, 0.6, "join, then\nmix by W_O", plots.INK, fill=0.05, size=SMALL
+    )
+    alt = (
+        f"The input x is projected into {heads} heads, each with its own block of columns of W_Q, "
+        "W_K and W_V; each head computes its own attention weights and weighted sum; the heads' "
+        "outputs are joined side by side and mixed by W_O."
+    )
+    return fig, alt
+
+
+@plots.styled
+def positional_encodings(steps: int = 16, size: int = 8):
+    """Without positions a set of tokens has no order; adding a position vector P_t gives it one."""
+    fig, axes = plots.figure(2, 1, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
+    ax = axes[0]
+    ax.imshow(
+        sinusoidal_positions(steps, size).T,
+        cmap="RdBu_r",
+        vmin=-1,
+        vmax=1,
+        aspect="auto",
+        origin="lower",
+    )
+    ax.set_xlabel("position t")
+    ax.set_ylabel("dimension")
+    ax.set_title("sinusoidal P_t")
+    ax.grid(False)
+    ax = axes[1]
+    ax.axis("off")
+    ax.set_xlim(0, 3.0)
+    ax.set_ylim(0, 2.4)
+    _box(ax, 0.0, 1.5, 1.15, 0.5, "token x_t", plots.NEUTRAL, size=SMALL)
+    _box(ax, 0.0, 0.4, 1.15, 0.5, "position P_t", plots.MARKER, size=SMALL)
+    _box(ax, 1.5, 0.95, 0.45, 0.5, "+", plots.INK, fill=0.05)
+    _box(ax, 2.3, 0.95, 0.65, 0.5, "h_t", KEY, fill=0.3)
+    _arrow(ax, (1.17, 1.75), (1.48, 1.35))
+    _arrow(ax, (1.17, 0.65), (1.48, 1.05))
+    _arrow(ax, (1.97, 1.2), (2.28, 1.2))
+    alt = (
+        "Left: the sinusoidal positional encodings as a heat map, one column per position and one "
+        "row per dimension, fast waves in the lowest rows and slow ones above. Right: each step's "
+        "input is its token's embedding plus the encoding of its position."
+    )
+    return fig, alt
+
+
+@plots.styled
+def memory_hops():
+    """A question vector reads the memory, adds what it read, and reads again."""
+    fig, ax = _canvas(3.2)
+    sentences = ["mary went to the garden", "john picked up the apple", "john went to the office"]
+    for i, s in enumerate(sentences):
+        _box(ax, 0.05, 2.35 - i * 0.62, 2.55, 0.46, s, KEY, fill=0.2, size=SMALL)
+    _text(ax, 0.05, 2.98, "memory: one slot per sentence", colour=KEY)
+    xs = (3.05, 4.35, 5.65)
+    for k, x in enumerate(xs):
+        _box(ax, x, 0.3, 0.7, 0.45, f"u{k}", QUERY, fill=0.3)
+        if k < 2:
+            _arrow(ax, (x + 0.72, 0.52), (xs[k + 1] - 0.02, 0.52), QUERY)
+            focus = 1 + k  # hop 1 reads the pick-up, hop 2 the move
+            _arrow(ax, (x + 0.35, 0.77), (2.62, 2.58 - focus * 0.62), WEIGHT, width=2.0, curve=0.2)
+            _text(ax, x + 0.55, 1.0 + 0.55 * k, f"hop {k + 1}", colour=WEIGHT)
+    _text(ax, 3.05, 0.12, "question: where is the apple?  answer: office", va="top")
+    alt = (
+        "Three story sentences in memory slots; the question 'where is the apple?' becomes a "
+        "vector u0; hop 1 attends to 'john picked up the apple' and adds what it read, giving "
+        "u1; hop 2 attends to 'john went to the office', giving u2, from which the answer "
+        "'office' is read."
+    )
+    return fig, alt
+
+
+ALL = (
+    attention_in_one_picture,
+    single_query_model,
+    self_attention_head,
+    encoder_decoder,
+    additive_and_multiplicative,
+    several_heads,
+    positional_encodings,
+    memory_hops,
+)
