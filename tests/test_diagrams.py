@@ -38,9 +38,7 @@ def test_every_picture_on_a_page_carries_the_alt_text_its_function_gives():
     alts = {f.__name__: f()[1] for f in diagrams.ALL}
     plt.close("all")
     uses = list(uses_of_pictures())
-    assert {name for _, name, _ in uses} == set(alts), (
-        "every picture is drawn on some page"
-    )
+    assert {name for _, name, _ in uses} == set(alts), "every picture is drawn on some page"
     for page, name, metadata in uses:
         assert metadata["mystnb"]["image"]["alt"] == alts[name], (
             f"{page}: the alt of {name} drifted"
