@@ -53,3 +53,55 @@ def glue_all(values: dict, digits: int | None = None, prefix: str = "") -> None:
     """:func:`glue` every ``{name: value}`` of ``values``, each name preceded by ``prefix``."""
     for name, value in values.items():
         glue(prefix + name, value, digits)
+
+
+WIDTH = 80
+"""Characters of code or output that fit the page's text column at 1280 px without scrolling."""
+
+
+def _cell(value, digits: int | None) -> str:
+    """One table entry as text: a float at ``digits`` decimals (``-`` for NaN), else ``str``."""
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        if np.isnan(value):
+            return "-"
+        return f"{float(value):.{4 if digits is None else digits}f}"
+    raise TypeError(f"a table entry must be a number, a string or None, got {type(value).__name__}")
+
+
+def table(header, rows, digits=4) -> None:
+    """Print ``rows`` under ``header`` as a plain-text table that fits the page's column.
+
+    ``header``: one title per column; ``rows``: a list of rows, each with one entry per column
+    (numbers, strings or ``None`` for an empty entry). The first column is left-aligned, the others
+    right-aligned; each is as wide as its longest entry. ``digits``: the decimals of every float,
+    or one per column. Refuses a table wider than :data:`WIDTH` characters, which would scroll.
+    """
+    header = [str(title) for title in header]
+    rows = [list(row) for row in rows]
+    if not header or not rows:
+        raise ValueError("a table needs a header and at least one row")
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"row {i} has {len(row)} entries for {len(header)} columns")
+    if isinstance(digits, numbers.Integral) and not isinstance(digits, bool):
+        digits = [int(digits)] * len(header)
+    digits = list(digits)
+    if len(digits) != len(header):
+        raise ValueError(f"digits has {len(digits)} entries for {len(header)} columns")
+    text = [[_cell(value, digits[j]) for j, value in enumerate(row)] for row in rows]
+    widths = [max(len(line[j]) for line in [header, *text]) for j in range(len(header))]
+    lines = []
+    for line in [header, *text]:
+        first = line[0].ljust(widths[0])
+        lines.append("  ".join([first] + [e.rjust(w) for e, w in zip(line[1:], widths[1:])]))
+    width = max(len(line.rstrip()) for line in lines)
+    if width > WIDTH:
+        raise ValueError(
+            f"the table is {width} characters wide; {WIDTH} fit the page's column: "
+            "shorten the titles or split the table"
+        )
+    print("\n".join(line.rstrip() for line in lines))

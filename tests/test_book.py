@@ -1,0 +1,51 @@
+"""The pages' bookkeeping: glued numbers at the prose's precision, tables that fit the column."""
+
+import numpy as np
+import pytest
+
+from attention_measured import book
+
+
+def test_glued_values_are_plain_and_rounded_to_the_prose_precision():
+    assert (
+        book._plain(np.float64(0.123456), 3) == 0.123
+        and type(book._plain(np.float64(1), 3)) is float
+    )
+    assert book._plain(np.int64(7), 2) == 7 and type(book._plain(np.int64(7), 2)) is int
+    assert book._plain(np.bool_(True), None) is True
+    assert np.isnan(book._plain(np.nan, 2))
+    with pytest.raises(TypeError, match="glue takes a number or a string"):
+        book._plain([1, 2], None)
+    with pytest.raises(ValueError, match="digits must be a non-negative integer"):
+        book.glue("x", 1.0, digits=-1)
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        book.glue("", 1.0)
+
+
+def test_a_table_aligns_its_columns_and_formats_each_kind(capsys):
+    book.table(
+        ["", "accuracy", "count", "note"],
+        [["run 1", 0.87654, 3, "-"], ["run 22", np.nan, 12, None]],
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "        accuracy  count  note",
+        "run 1     0.8765      3     -",
+        "run 22         -     12",
+    ]
+    book.table(["seed", "w"], [[1, 0.5]], digits=[0, 2])
+    assert capsys.readouterr().out.splitlines() == ["seed     w", "1     0.50"]
+
+
+@pytest.mark.parametrize(
+    "header, rows, digits, message",
+    [
+        (["a", "b"], [[1]], 4, "row 0 has 1 entries for 2 columns"),
+        (["a"], [], 4, "needs a header and at least one row"),
+        (["a", "b"], [[1, 2]], [1], "digits has 1 entries for 2 columns"),
+        (["a", "x" * 90], [[1, 2]], 4, "the table is 93 characters wide; 80 fit"),
+        (["a"], [[object()]], 4, "a table entry must be a number"),
+    ],
+)
+def test_a_table_refuses_what_would_not_read(header, rows, digits, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        book.table(header, rows, digits)
