@@ -49,3 +49,47 @@ def test_every_picture_on_a_page_carries_the_alt_text_its_function_gives():
 def test_figures_wider_than_the_column_are_refused():
     with pytest.raises(ValueError, match="stack the panels"):
         plots.figure(width=plots.COLUMN + 1)
+
+
+def test_several_heads_numbers_its_heads_from_zero_as_the_code_does():
+    fig, _ = diagrams.several_heads()
+    try:
+        texts = " ".join(t.get_text() for t in fig.findobj(plt.Text))
+        assert "head 0:" in texts and "head 1:" in texts and "head 2" not in texts
+    finally:
+        plt.close(fig)
+
+
+def test_each_hop_label_sits_beside_its_own_arc():
+    import numpy as np
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import FancyArrowPatch
+
+    fig, _ = diagrams.memory_hops()
+    try:
+        fig.canvas.draw()
+        ax = fig.axes[0]
+
+        def points(arrow):
+            """Points along the drawn arrow, in the drawing's inches."""
+            t = np.linspace(0, 1, 30)
+            return np.vstack([curve(t) for curve, _ in arrow.get_path().iter_bezier()])
+
+        arcs = [
+            points(p)
+            for p in ax.patches
+            if isinstance(p, FancyArrowPatch) and p.get_edgecolor()[:3] == to_rgb(diagrams.WEIGHT)
+        ]
+        arcs.sort(key=lambda a: a[:, 0].max())  # hop 1 leaves u0, the leftmost
+        assert len(arcs) == 2
+        for k in (1, 2):
+            (label,) = [t for t in fig.findobj(plt.Text) if t.get_text() == f"hop {k}"]
+            box = label.get_window_extent()
+            centre = ax.transData.inverted().transform(
+                [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]
+            )
+            gaps = [np.linalg.norm(a - centre, axis=1).min() for a in arcs]
+            assert int(np.argmin(gaps)) == k - 1, f"hop {k} is nearer the other arc: {gaps}"
+            assert min(gaps) < 0.35, f"hop {k} floats {min(gaps):.2f} in from its arc"
+    finally:
+        plt.close(fig)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from attention_measured import (
+    book,
     lesson,
     lesson_explorers,
     measures,
@@ -68,7 +69,7 @@ def test_sentence_report_matches_the_udhr_library():
     effects = measures.effects(*recall.removal_effects(run, tokens))
     np.testing.assert_allclose(report["effect"], effects[rows, report["heaviest"]])
     assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
-    summary = udhr_explorers.robust_sentence_summary(3)
+    summary = " ".join(udhr_explorers.robust_sentence_summary(3).split())  # undo the wrapping
     floor = recall.RECALL_FLOOR
     expected = recall.top1_accuracy(run) > floor
     assert f"recalls more than {floor} of all training tokens: {expected}" in summary
@@ -111,6 +112,37 @@ def test_hop_report_reads_the_chosen_hop():
     np.testing.assert_allclose(r["weights"].sum(), 1.0)
 
 
+def test_describe_says_so_when_no_step_moves_p_or_all_weights_tie():
+    # concat, seed 0: on example 0 its output is saturated, every |Δp| below the threshold
+    r = taxonomy.flavour_report("concat", (0,))
+    assert max(r["effects"][0]) < taxonomy_explorers.INERT
+    text = taxonomy_explorers.describe_flavour("concat", (0,))
+    assert "no step moves p" in text and "most influential" not in text
+    # mean pooling: every weight 1/12, so no step is the heaviest
+    text = taxonomy_explorers.describe_flavour("mean pooling", (0,))
+    assert "all weights equal (0.083)" in text and "heaviest step" not in text
+    # feed-forward, seed 0: a real effect is still named
+    assert "most influential step 8" in taxonomy_explorers.describe_flavour("feed-forward", (0,))
+
+
+def test_hop_frames_keep_their_title_inside_the_frame():
+    import matplotlib.pyplot as plt
+
+    from attention_measured import twins
+
+    fig = taxonomy_explorers.render_hop(4, 1)  # the longest title of the twin's stories
+    try:
+        fig.set_size_inches(twins.FRAME_WIDTH, fig.get_figheight())
+        fig.canvas.draw()
+        box = fig.bbox
+        for text in fig.findobj(plt.Text):
+            if text.get_text().strip() and text.get_visible():
+                extent = text.get_window_extent()
+                assert extent.x0 >= box.x0 - 1 and extent.x1 <= box.x1 + 1, text.get_text()
+    finally:
+        plt.close(fig)
+
+
 def test_part_three_reports_refuse_bad_choices():
     with pytest.raises(ValueError, match="flavour must be one of"):
         taxonomy.flavour_report("cosine")
@@ -126,7 +158,10 @@ def test_part_three_reports_refuse_bad_choices():
     "describe, args, expected",
     [
         (lesson_explorers.describe_example, (0,), "run 2: p(label 1)"),
-        (udhr_explorers.describe_sentence, (0,), "dropping it moves p(true)"),
+        (lesson_explorers.describe_drop, (0, 11), "dropped"),
+        (lesson_explorers.describe_seed, (lesson.INIT_SEEDS[0],), "held-out accuracy 0.8889"),
+        (taxonomy_explorers.describe_flavour, ("feed-forward, bias per position",), "seed 1"),
+        (udhr_explorers.describe_sentence, (0,), "dropping the heaviest key moves p(true)"),
         (udhr_explorers.describe_query_variants, (0,), "blank"),
         (udhr_explorers.describe_udhr_seed, (0,), "loss per token 4.5846 at iteration 1"),
         (taxonomy_explorers.describe_head, ("two heads: head 1", 0), "most influential step"),
@@ -135,4 +170,6 @@ def test_part_three_reports_refuse_bad_choices():
     ],
 )
 def test_every_explorer_describes_its_default_position(describe, args, expected):
-    assert expected in describe(*args)
+    text = describe(*args)
+    assert expected in text
+    assert max(map(len, text.splitlines())) <= book.WIDTH  # fits the column, phone included

@@ -37,6 +37,25 @@ def test_static_twin_renders_every_combination_in_slider_order():
     assert "http" not in html  # nothing fetched from elsewhere
 
 
+def test_static_twin_frames_are_sized_for_a_phone():
+    import base64
+    import io
+
+    from PIL import Image
+
+    html = twins.static_twin(
+        "tiny",
+        {"a": twins.Control("a", [1])},
+        lambda a: tiny_render(a, 2),
+        lambda a: "",
+        alt="bars",
+    ).data
+    frame = twin_data(html)["frames"][0].split(",", 1)[1]
+    width, height = Image.open(io.BytesIO(base64.b64decode(frame))).size
+    assert width == round(twins.FRAME_WIDTH * twins.FRAME_DPI) and height == twins.FRAME_DPI
+    assert f"max-width:{width}px" in html  # never blown up past its own pixels
+
+
 def test_static_twin_refuses_bad_names_and_defaults():
     with pytest.raises(ValueError, match="twin name"):
         twins.static_twin("Bad Name", {"a": twins.Control("a", [1])}, tiny_render, str, alt="")

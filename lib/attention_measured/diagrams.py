@@ -294,7 +294,7 @@ def several_heads(heads: int = 2):
             y,
             2.0,
             0.55,
-            f"head {h + 1}: its own columns\nof W_Q, W_K and W_V",
+            f"head {h}: its own columns\nof W_Q, W_K and W_V",  # 0-based, as in the code
             colour,
             size=SMALL,
         )
@@ -315,7 +315,7 @@ def several_heads(heads: int = 2):
 
 @plots.styled
 def positional_encodings(steps: int = 16, size: int = 8):
-    """Without positions a set of tokens has no order; adding a position vector P_t gives it one."""
+    """Without positions a set of tokens has no order; a position vector PE_t gives it one."""
     fig, axes = plots.figure(2, 1, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
     ax = axes[0]
     ax.imshow(
@@ -328,14 +328,14 @@ def positional_encodings(steps: int = 16, size: int = 8):
     )
     ax.set_xlabel("position t")
     ax.set_ylabel("dimension")
-    ax.set_title("sinusoidal P_t")
+    ax.set_title("sinusoidal PE_t")
     ax.grid(False)
     ax = axes[1]
     ax.axis("off")
     ax.set_xlim(0, 3.0)
     ax.set_ylim(0, 2.4)
     _box(ax, 0.0, 1.5, 1.15, 0.5, "token x_t", plots.NEUTRAL, size=SMALL)
-    _box(ax, 0.0, 0.4, 1.15, 0.5, "position P_t", plots.MARKER, size=SMALL)
+    _box(ax, 0.0, 0.4, 1.15, 0.5, "position PE_t", plots.MARKER, size=SMALL)
     _box(ax, 1.5, 0.95, 0.45, 0.5, "+", plots.INK, fill=0.05)
     _box(ax, 2.3, 0.95, 0.65, 0.5, "h_t", KEY, fill=0.3)
     _arrow(ax, (1.17, 1.75), (1.48, 1.35))
@@ -364,7 +364,9 @@ def memory_hops():
             _arrow(ax, (x + 0.72, 0.52), (xs[k + 1] - 0.02, 0.52), QUERY)
             focus = 1 + k  # hop 1 reads the pick-up, hop 2 the move
             _arrow(ax, (x + 0.35, 0.77), (2.62, 2.58 - focus * 0.62), WEIGHT, width=2.0, curve=0.2)
-            _text(ax, x + 0.55, 1.0 + 0.55 * k, f"hop {k + 1}", colour=WEIGHT)
+    # each label beside its own arc: hop 1 right of its upper part, hop 2 above its lower part
+    _text(ax, 3.12, 1.68, "hop 1", colour=WEIGHT, va="center")
+    _text(ax, 4.2, 1.22, "hop 2", colour=WEIGHT, va="bottom")
     _text(ax, 3.05, 0.12, "question: where is the apple?  answer: office", va="top")
     alt = (
         "Three story sentences in memory slots; the question 'where is the apple?' becomes a "

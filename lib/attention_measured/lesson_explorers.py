@@ -16,7 +16,7 @@ from .twins import Control, live, static_twin
 @plots.styled
 def _render_drop(example: int, step: int):
     r = lesson.drop_report(example, step)
-    fig, axes = plots.figure(2, 1, height=2.6, sharey=True)
+    fig, axes = plots.figure(1, 2, height=4.6)
     for run, ax in enumerate(axes):
         plots.bars(
             ax,
@@ -44,12 +44,15 @@ def describe_drop(example: int, step: int) -> str:
 @plots.styled
 def _render_seed(seed: int, example: int = 0):
     r = lesson.seed_report(seed, example)
+    # runs 1 and 2 in their colours everywhere in the Part; any other seed in neutral grey
+    runs = list(lesson.INIT_SEEDS)
+    colour = plots.RUNS[runs.index(seed)] if seed in runs else plots.NEUTRAL
     fig, axes = plots.figure(1, 2, height=4.6)
     plots.bars(
         axes[0],
         {f"seed {seed}": r["weights"]},
         marker=r["marker"],
-        colours=(plots.RUNS[0],),
+        colours=(colour,),
         title=f"weights (held-out accuracy {r['heldout_accuracy']:.4f})",
     )
     plots.bars(
@@ -68,12 +71,12 @@ def describe_seed(seed: int, example: int = 0) -> str:
     r = lesson.seed_report(seed, example)
     heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
     return (
-        f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}, "
-        f"mean weight on the marker {r['marker_weight']:.4f}, "
+        f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}\n"
+        f"  mean weight on the marker {r['marker_weight']:.4f}, "
         f"heaviest step is the marker in {r['marker_hit_rate']:.4f}\n"
-        f"held-out example {example} (marker step {r['marker']}): heaviest step {heavy} "
-        f"(weight {r['weights'][heavy]:.3f}), most influential step {moved} (|Δp| "
-        f"{r['effects'][moved]:.3f})"
+        f"held-out example {example} (marker step {r['marker']})\n"
+        f"  heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "
+        f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})"
     )
 
 
@@ -99,9 +102,9 @@ def describe_example(example: int) -> str:
     for run in range(2):
         heavy, moved = int(np.argmax(r["weights"][run])), int(np.argmax(r["effects"][run]))
         lines.append(
-            f"run {run + 1}: p(label 1) {r['p'][run]:.3f}; heaviest step {heavy} "
-            f"(weight {r['weights'][run][heavy]:.2f}); most influential step {moved} "
-            f"(|Δp| {r['effects'][run][moved]:.3f})"
+            f"run {run + 1}: p(label 1) {r['p'][run]:.3f}\n"
+            f"  heaviest step {heavy} (weight {r['weights'][run][heavy]:.2f}), "
+            f"most influential step {moved} (|Δp| {r['effects'][run][moved]:.3f})"
         )
     return "\n".join(lines)
 

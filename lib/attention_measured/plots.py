@@ -179,7 +179,7 @@ def distribution(
     ax.set_xlabel(xlabel)
     ax.set_ylabel("seeds")
     if highlights:
-        ax.legend(loc="upper left")
+        ax.legend(loc="best")  # where it covers neither the bars nor the lines
 
 
 def heatmap(

@@ -15,6 +15,29 @@ from .twins import Control, live, static_twin
 
 TWIN_FLAVOUR_SEEDS = [0, 1, 2]
 
+INERT = 0.0005
+"""A removal effect |Δp| below this is reported as no effect: when every step's is this small (a
+saturated output), which one is largest is a tie-break, not a finding."""
+
+
+def _heaviest(weights) -> str:
+    """'heaviest step t (weight w)', or that all weights are equal (mean pooling's tie)."""
+    weights = np.asarray(weights)
+    heavy = int(np.argmax(weights))
+    if np.ptp(weights) < INERT:
+        return f"all weights equal ({weights[heavy]:.3f})"
+    return f"heaviest step {heavy} (weight {weights[heavy]:.3f})"
+
+
+def _most_influential(effects) -> str:
+    """'most influential step t (|Δp| e)', or 'no step moves p' when every effect is below
+    :data:`INERT`."""
+    effects = np.asarray(effects)
+    moved = int(np.argmax(effects))
+    if effects[moved] < INERT:
+        return f"no step moves p by {INERT} or more"
+    return f"most influential step {moved} (|Δp| {effects[moved]:.3f})"
+
 
 @plots.styled
 def render_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR_EXAMPLE):
@@ -37,15 +60,13 @@ def render_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR_E
 def describe_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR_EXAMPLE) -> str:
     r = taxonomy.flavour_report(flavour, seeds, example)
     lines = [
-        f"{flavour}, held-out example {example} (marker step {r['marker']}, label {r['label']})"
+        f"{flavour}\nheld-out example {example} (marker step {r['marker']}, label {r['label']})"
     ]
     for i, seed in enumerate(seeds):
         m = r["measures"][i]
-        heavy, moved = int(np.argmax(r["weights"][i])), int(np.argmax(r["effects"][i]))
         lines.append(
             f"seed {seed}: p(label 1) {r['p'][i]:.3f}\n"
-            f"  heaviest step {heavy} (weight {r['weights'][i][heavy]:.3f}), "
-            f"most influential step {moved} (|Δp| {r['effects'][i][moved]:.3f})\n"
+            f"  {_heaviest(r['weights'][i])}, {_most_influential(r['effects'][i])}\n"
             f"  all 180 held-out: accuracy {m['accuracy']:.4f}, "
             f"marker weight {m['marker_weight']:.4f}, agreement {m['agreement']:.4f}"
         )
@@ -113,13 +134,11 @@ def render_head(choice: str, example: int = 0):
 
 def describe_head(choice: str, example: int = 0) -> str:
     r = selfattention.head_report(choice, example)
-    heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
     return (
         f"{choice}, held-out example {example}\n"
         f"marker step {r['marker']} reads {r['readings'][r['marker']]:.3f}, mean {r['level']:.3f}, "
         f"label {r['label']}, p(label 1) {r['p']:.3f}\n"
-        f"heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "
-        f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})"
+        f"{_heaviest(r['weights'])}, {_most_influential(r['effects'])}"
     )
 
 
@@ -171,7 +190,7 @@ def _token_names(tokens) -> list[str]:
 @plots.styled
 def render_order(example: int = 0, shuffle: int = 0):
     r = selfattention.order_report(example, shuffle)
-    fig, axes = plots.figure(2, 1, height=2.8, gridspec_kw={"width_ratios": [1, 1.2]})
+    fig, axes = plots.figure(1, 2, height=6.4, gridspec_kw={"height_ratios": [1, 1.6]})
     names = list(r["p"])
     colours = [plots.NEUTRAL, plots.RUNS[0], plots.RUNS[1]]
     axes[0].bar(range(3), [r["p"][n] for n in names], color=colours)
@@ -252,7 +271,13 @@ def render_hop(story: int = 0, hop: int = 1):
     ax.grid(axis="x")
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"weight at hop {hop}")
-    ax.set_title(f"{' '.join(r['question'])}?  answer {r['answer']}, predicted {r['prediction']}")
+    # over the whole figure, not the narrow bar axes beside the long sentence labels, which
+    # would clip it at the right
+    fig.suptitle(
+        f"{' '.join(r['question'])}?\nanswer {r['answer']}, predicted {r['prediction']}",
+        fontsize=plots.STYLE["axes.titlesize"],
+        fontweight=plots.STYLE["axes.titleweight"],
+    )
     return fig
 
 

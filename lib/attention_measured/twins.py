@@ -53,10 +53,19 @@ class Control:
             raise ValueError(f"default {self.default!r} of {self.label!r} is not among its values")
 
 
-def _png(fig, dpi: int) -> str:
-    """The figure as a PNG data URI, reduced to a 64-colour palette (about a third of the bytes)."""
+FRAME_WIDTH = 4.6
+"""Inches: a twin's frames are drawn this wide, at :data:`FRAME_DPI`, so that shrunk to a phone's
+width (about 340 px) their 9-point text stays about 9 px tall."""
+
+FRAME_DPI = 110
+
+
+def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> str:
+    """The figure, redrawn ``width`` inches wide at its own height, as a PNG data URI reduced to a
+    64-colour palette (about a third of the bytes)."""
     from PIL import Image
 
+    fig.set_size_inches(width, fig.get_figheight())
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
     plt.close(fig)
@@ -72,13 +81,15 @@ def static_twin(
     render: Callable,
     describe: Callable,
     alt: str,
-    dpi: int = 80,
+    dpi: int = FRAME_DPI,
 ) -> IPython.display.HTML:
     """Pre-render every combination of ``controls`` and return kernel-free HTML.
 
     name: a short identifier, unique on the page.  render(**choice) returns a figure;
     describe(**choice) returns text.  The HTML holds one PNG per combination (data URIs) and a
-    few lines of JavaScript that show the one the sliders select.
+    few lines of JavaScript that show the one the sliders select.  The frames are sized for a
+    phone (:data:`FRAME_WIDTH`): a render function should stack its panels, not set them side by
+    side.
     """
     from IPython.display import HTML
 
@@ -102,8 +113,8 @@ def static_twin(
     data = json.dumps({"frames": frames, "texts": texts, "sizes": sizes, "labels": labels})
     first = int(np.ravel_multi_index(starts, sizes))
     box = "border:1px solid #ccc;padding:0.6em;background:#fff;color:#222"
-    numbers = "background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre-wrap"
-    figure = "width:100%;height:auto"
+    numbers = "background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre;overflow-x:auto"
+    figure = f"display:block;width:100%;max-width:{round(FRAME_WIDTH * dpi)}px;height:auto"
     return HTML(f"""<div class="static-twin" id="twin-{name}" style="{box}">
 <div class="twin-controls">{sliders}</div>
 <img class="twin-figure" alt="{html.escape(alt)}" style="{figure}" src="{frames[first]}">

@@ -9,11 +9,12 @@ which remembers them.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 import numpy as np
 
-from . import checks, plots, recall, udhr
+from . import book, checks, plots, recall, udhr
 from .twins import Control, live, static_twin
 
 TWIN_UDHR_SEEDS = list(range(6))
@@ -36,28 +37,40 @@ def _render_sentence(sentence: int):
     rows = np.arange(n)
     axes[1].barh(rows - 0.2, r["p_true"], 0.4, color=plots.RUNS[0], label="p(true token)")
     axes[1].barh(rows + 0.2, r["effect"], 0.4, color=plots.AFTER, label="|Δp| without heaviest key")
-    axes[1].set_yticks(
-        rows, [f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])], fontsize=9
-    )
+    # a row names its token, and the prediction only where it is wrong
+    labels = [t if t == p else f"{t} → {p}" for t, p in zip(r["tokens"], r["predicted"])]
+    axes[1].set_yticks(rows, labels, fontsize=9)
     axes[1].invert_yaxis()
     axes[1].set_xlim(0, 1)
     axes[1].grid(axis="x", color=plots.GRID)
-    axes[1].set_title("prediction; heaviest key removed")
+    axes[1].set_title("each token: its prediction, and its heaviest key removed")
     axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2)
     return fig
 
 
 def describe_sentence(sentence: int) -> str:
     r = recall.sentence_report(sentence)
-    lines = [f"sentence {sentence}: " + " ".join(r["tokens"])]
+    lines = [
+        _sentence_line(sentence, r["tokens"]),
+        "",
+        f"{'token':>14} -> {'predicted':<14}{'p(true)':>8}  {'heaviest key':<14}{'weight':>7}"
+        f"{'drop it':>9}",
+    ]
     for i, token in enumerate(r["tokens"]):
         key = r["tokens"][r["heaviest"][i]]
         lines.append(
-            f"{token:>14} -> {r['predicted'][i]:<14} p(true) {r['p_true'][i]:.3f}; heaviest key "
-            f"{key!r} ({r['weights'][i, r['heaviest'][i]]:.2f}); dropping it moves p(true) by "
-            f"{r['effect'][i]:.3f}"
+            f"{token:>14} -> {r['predicted'][i]:<14}{r['p_true'][i]:>8.3f}  {key:<14}"
+            f"{r['weights'][i, r['heaviest'][i]]:>7.2f}{r['effect'][i]:>9.3f}"
         )
+    lines.append("drop it: how far dropping the heaviest key moves p(true)")
     return "\n".join(lines)
+
+
+def _sentence_line(sentence: int, tokens) -> str:
+    """``sentence N: its tokens``, wrapped to the page's column."""
+    return textwrap.fill(
+        f"sentence {sentence}: " + " ".join(tokens), width=book.WIDTH, subsequent_indent="  "
+    )
 
 
 def robust_sentence_summary(index: int, seed: int = 0) -> str:
@@ -65,8 +78,8 @@ def robust_sentence_summary(index: int, seed: int = 0) -> str:
     tokens = udhr.SENTENCES[checks.index(index, "sentence", len(udhr.SENTENCES))]
     run = udhr.train(seed)
     return (
-        f"sentence {index} ({len(tokens)} tokens): {' '.join(tokens)}\n"
-        f"the head shown (token query, seed {seed}) recalls more than {recall.RECALL_FLOOR} "
+        _sentence_line(index, tokens) + f"\n({len(tokens)} tokens)\n"
+        f"the head shown (token query, seed {seed}) recalls more than {recall.RECALL_FLOOR}\n"
         f"of all training tokens: {recall.top1_accuracy(run) > recall.RECALL_FLOOR}"
     )
 
@@ -95,9 +108,10 @@ def describe_udhr_seed(seed: int) -> str:
     curve = run.loss_curve
     return (
         f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, "
-        f"{curve[79]:.4f} at iteration 80; at iteration {len(curve)}: below {recall.LOSS_CEILING} "
-        f"{curve[-1] < recall.LOSS_CEILING}, "
-        f"more than {recall.RECALL_FLOOR} of the training tokens recalled "
+        f"{curve[79]:.4f} at iteration 80\n"
+        f"at iteration {len(curve)}:\n"
+        f"  loss below {recall.LOSS_CEILING}: {curve[-1] < recall.LOSS_CEILING}\n"
+        f"  more than {recall.RECALL_FLOOR} of the training tokens recalled: "
         f"{recall.top1_accuracy(run) > recall.RECALL_FLOOR}"
     )
 
@@ -132,7 +146,7 @@ def _render_query_variants(sentence: int):
 
 def describe_query_variants(sentence: int) -> str:
     tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
-    lines = [f"sentence {sentence}: " + " ".join(tokens)]
+    lines = [_sentence_line(sentence, tokens)]
     ids = np.array(udhr.encode(tokens))
     for query in ("token", "mask"):
         probs = recall.predict(udhr.train(0, query=query), tokens)
@@ -206,7 +220,7 @@ def query_variant(static: bool = False):
         _render_query_variants,
         describe_query_variants,
         static=static,
-        alt="Two attention heat maps of the chosen sentence side by side: on the left the head "
-        "whose query is built from the token itself, on the right the head whose query "
-        "is one shared blank vector that cannot see the token.",
+        alt="Two attention heat maps of the chosen sentence, one above the other: above, the head "
+        "whose query is built from the token itself; below, the head whose query is one "
+        "shared blank vector that cannot see the token.",
     )
