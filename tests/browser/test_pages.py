@@ -82,9 +82,9 @@ def browser():
         chromium.close()
 
 
-def open_page(browser, server, path, scheme="light"):
+def open_page(browser, server, path, scheme="light", width=1280):
     """Open one page offline; returns (page, outside_requests, console_errors)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
     outside, errors = [], []
 
     def route(r):
@@ -157,6 +157,47 @@ def test_page_fits_its_budget(path):
     assert size <= PAGE_BUDGET, (
         f"{path} weighs {size / 1024:.0f} KiB with its images (budget 2 MiB)"
     )
+
+
+# every element of the page's text that scrolls sideways, or reaches past the text column
+SIDEWAYS = """() => {
+  const article = document.querySelector('article') || document.body;
+  const right = article.getBoundingClientRect().right + 1;
+  return [...article.querySelectorAll('*')].filter(e => {
+    if (e.closest('mjx-container')) return false;  // MathJax draws its own overflow
+    const style = getComputedStyle(e);
+    const scrolls = ['auto', 'scroll'].includes(style.overflowX)
+      && e.scrollWidth > e.clientWidth + 1;
+    return scrolls || (e.getClientRects().length && e.getBoundingClientRect().right > right);
+  }).map(e => `${e.tagName.toLowerCase()}.${e.className}: ${e.textContent.trim().slice(0, 50)}`);
+}"""
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_fits_the_column_at_1280px_and_a_phone(browser, server, path):
+    page, _, _ = open_page(browser, server, path)
+    try:
+        assert page.evaluate(SIDEWAYS) == [], "blocks wider than the text column at 1280 px"
+        # drawn at 100 dpi, 9-point text is 12.5 px tall; shown at 0.96 of that or more it stays
+        # at least 12 px, which is 9 points on the screen
+        shrunk = page.eval_on_selector_all(
+            "article img:not(.twin-figure)",
+            "els => els.filter(e => e.naturalWidth && e.clientWidth < 0.96 * e.naturalWidth)"
+            ".map(e => e.getAttribute('alt'))",
+        )
+        assert shrunk == [], f"figures shrunk so far that their text is below 9 points: {shrunk}"
+
+        page.set_viewport_size({"width": 390, "height": 900})  # the same page on a phone
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+        # a twin's frames are drawn for a phone: shrunk no further than 0.6, their 9-point
+        # text stays about 8 px tall
+        scales = page.eval_on_selector_all(
+            ".twin-figure", "els => els.map(e => e.clientWidth / e.naturalWidth)"
+        )
+        assert all(scale >= 0.6 for scale in scales), scales
+    finally:
+        page.close()
 
 
 TWIN_PAGES = [p for p in PAGES if 'class="static-twin"' in (BUILD / p).read_text()]

@@ -1,0 +1,59 @@
+"""What a reader sees of each page's code: no bookkeeping, and nothing wider than the column.
+
+The browser tests measure the same on the built pages; this reads the stored notebooks, so it
+fails before a build and names the line.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attention_measured import book
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = [ROOT / "intro.ipynb", *sorted((ROOT / "chapters").glob("*/*.ipynb"))]
+HIDDEN = {"remove-cell", "remove-input", "hide-cell", "hide-input"}  # collapsed or never shown
+
+
+def shown_cells(path):
+    """(index, cell) for each code cell whose source a reader sees on the page."""
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        tags = set(cell["metadata"].get("tags", []))
+        if cell["cell_type"] == "code" and not tags & HIDDEN:
+            yield index, cell
+
+
+def output_text(cell):
+    """The text a cell shows under it: its streams and plain-text results."""
+    tags = set(cell["metadata"].get("tags", []))
+    if tags & {"remove-cell", "remove-output", "hide-output"}:
+        return ""
+    parts = []
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "text" in output:
+            parts.append("".join(output["text"]))
+        elif "text/plain" in data and not set(data) & {"image/png", "text/html"}:
+            parts.append("".join(data["text/plain"]))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_visible_code_is_a_glue_call(path):
+    for index, cell in shown_cells(path):
+        source = "".join(cell["source"])
+        assert "glue(" not in source, f"{path.name} cell {index}: glue belongs in a hidden cell"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_code_or_output_line_is_wider_than_the_column(path):
+    cells = json.loads(path.read_text())["cells"]
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code" or "remove-cell" in cell["metadata"].get("tags", []):
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        if "remove-input" in cell["metadata"].get("tags", []):
+            lines = []
+        for line in lines + output_text(cell).splitlines():
+            assert len(line) <= book.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
