@@ -51,5 +51,9 @@ def test_each_symbol_has_one_meaning(what, defined, parts, banned):
 
 
 def test_vectors_are_described_as_the_pages_use_them():
-    assert "a vector is a column" in NOTATION and "one vector per row" in NOTATION
+    # both conventions are stated, and each example the notation page gives is on its pages
+    assert "the vector is a column" in NOTATION and "the positions are the rows" in NOTATION
     assert "Vectors are rows" not in NOTATION
+    assert r"k_t = W_K x_t" in NOTATION and r"W_K x_t" in prose("lesson")
+    assert r"Z W_O" in NOTATION and r"Z W_O" in prose("udhr")
+    assert r"x_t W_K" not in prose("lesson")  # one vector: matrix on the left
