@@ -239,3 +239,70 @@ def test_masks_and_positions():
 def test_padding_mask_refuses_lengths_that_are_not_whole_numbers(lengths):
     with pytest.raises(TypeError, match="lengths must hold integers"):
         attention.padding_mask(lengths, 3)
+
+
+# ---------------------------------------------------------------- Part IV: tiled attention
+@pytest.mark.parametrize("block", [1, 3, 7, 16, 64])
+def test_tiled_attention_equals_the_plain_computation(block):
+    # batch (2, 3), 13 queries, 37 keys: blocks that do not divide m, and one larger than m
+    q, k, v = random((2, 3, 13, 5), 1), random((2, 3, 37, 5), 2), random((2, 3, 37, 4), 3)
+    q *= 4  # large scores, so that later blocks raise the running maximum
+    plain, _ = attention.scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(attention.tiled_attention(q, k, v, block), plain, rtol=0, atol=1e-12)
+
+
+def test_tiled_attention_masks_and_gives_zeros_to_a_query_with_nothing_to_attend():
+    q, k, v = random((2, 9, 4), 4), random((2, 9, 4), 5), random((2, 9, 3), 6)
+    mask = attention.causal_mask(9) & attention.padding_mask([9, 5], 9)
+    mask[1, 6:] = False  # padding queries of the second sequence: no key at all
+    mask[0, 3, :] = False
+    plain, _ = attention.scaled_dot_product_attention(q, k, v, mask)
+    tiled = attention.tiled_attention(q, k, v, 2, mask)
+    np.testing.assert_allclose(tiled, plain, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(tiled[1, 6:], 0.0)
+    np.testing.assert_array_equal(tiled[0, 3], 0.0)
+    # a block made only of masked keys, after allowed ones, changes nothing
+    late = np.zeros((1, 9), dtype=bool)
+    late[0, :2] = True
+    np.testing.assert_allclose(
+        attention.tiled_attention(q, k, v, 2, late),
+        attention.scaled_dot_product_attention(q, k, v, late)[0],
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+def test_tiled_attention_holds_block_sized_scores_only():
+    import tracemalloc
+
+    n, d, block = 1024, 8, 64
+    q, k, v = random((n, d), 7), random((n, d), 8), random((n, d), 9)
+
+    def peak(f):
+        tracemalloc.start()
+        f()
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return top
+
+    plain = peak(lambda: attention.scaled_dot_product_attention(q, k, v))
+    tiled = peak(lambda: attention.tiled_attention(q, k, v, block))
+    # the plain version holds at least one (n, n) array of float64 scores, 8 MiB here; the
+    # tiled one a few (n, block) arrays, 0.5 MiB each
+    assert plain >= n * n * 8
+    assert tiled < 8 * n * block * 8 < plain / 2
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda q: attention.tiled_attention(q, q, q, 0), ValueError, "block"),
+        (lambda q: attention.tiled_attention(q, q, q, 2.5), TypeError, "block"),
+        (lambda q: attention.tiled_attention(q, q[:, :2], q, 2), ValueError, "same size d"),
+        (lambda q: attention.tiled_attention(q, q, q, 2, np.ones((3, 3))), ValueError, "boolean"),
+        (lambda q: attention.tiled_attention(q * np.inf, q, q, 2), ValueError, "finite"),
+    ],
+)
+def test_tiled_attention_refuses_bad_input(call, error, message):
+    with pytest.raises(error, match=message):
+        call(random((4, 3), 10))

@@ -1,4 +1,5 @@
-"""Softmax, dropping steps, and scaled dot-product attention, with backward passes.
+"""Softmax, dropping steps, and scaled dot-product attention, with backward passes; masks,
+positions and several heads (Part III); attention one block of keys at a time (Part IV).
 
 Part I, section 2 derives these; section 4 uses :func:`drop_each_step`. Conventions (the same as
 torch's ``scaled_dot_product_attention``):
@@ -281,3 +282,44 @@ def multi_head_attention_backward(
         "W_v": flat(keys).T @ flat(grad_v),
         "W_o": grad_W_o,
     }
+
+
+# ------------------------------------------------------------------ Part IV: what attention costs
+def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
+    """:func:`scaled_dot_product_attention`'s output, computed one block of keys at a time
+    (Part IV, what attention costs).
+
+    q: (..., n, d), k: (..., m, d), v: (..., m, dv), mask: boolean broadcastable to (..., n, m),
+    True where a query may attend; block: how many keys each step reads.  Returns the output
+    (..., n, dv), equal to the plain computation up to rounding, but never holds more than
+    (..., n, block) scores: a running maximum, a running sum of exponentials and a running
+    weighted sum of values are rescaled whenever a new block raises the maximum (the online
+    softmax of Milakov & Gimelshein, the recurrence behind FlashAttention).  A query with no
+    allowed key gets zeros, as in the plain version.  Queries and keys must be finite.
+    """
+    q, k, v = _check_qkv(q, k, v)
+    block = checks.integer(block, "block", 1)
+    n, m = q.shape[-2], k.shape[-2]
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (n, m)
+    mask = _as_mask(mask, scores_shape)
+    batch = np.broadcast_shapes(scores_shape[:-2], v.shape[:-2])
+    top = np.full(batch + (n, 1), -np.inf)  # the largest allowed score so far, per query
+    total = np.zeros(batch + (n, 1))  # sum of exp(score - top) over the keys read so far
+    acc = np.zeros(batch + (n, v.shape[-1]))  # sum of exp(score - top) * value
+    scale = 1.0 / np.sqrt(q.shape[-1])
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(k))):
+        raise ValueError("tiled_attention needs finite queries and keys")
+    for start in range(0, m, block):
+        keys = slice(start, start + block)
+        scores = q @ np.swapaxes(k[..., keys, :], -1, -2) * scale  # (..., n, block)
+        if mask is not None:
+            scores = np.where(mask[..., keys], scores, -np.inf)
+        new_top = np.maximum(top, scores.max(axis=-1, keepdims=True))
+        # a query with no allowed key so far keeps top = -inf; shift by 0 there, not by -inf
+        shift = np.where(np.isneginf(new_top), 0.0, new_top)
+        rescale = np.exp(top - shift)  # exp(-inf) = 0 on the first allowed block
+        e = np.exp(scores - shift)  # masked keys: exp(-inf) = 0
+        total = total * rescale + _sums(e, -1)
+        acc = acc * rescale + e @ v[..., keys, :]
+        top = new_top
+    return np.divide(acc, total, out=np.zeros_like(acc), where=total > 0)
