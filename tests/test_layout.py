@@ -28,6 +28,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "selfattention",
     "memory",
     "recurrent",
+    "transformer",
     "sources",
 ]
 PRESENTATION = [
