@@ -27,6 +27,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "taxonomy",
     "selfattention",
     "memory",
+    "translation",
     "recurrent",
     "transformer",
     "sources",

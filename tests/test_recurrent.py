@@ -68,3 +68,102 @@ def test_gru_cell_refuses_mismatched_shapes(change, message):
     args = change(gru_params(4), rng.normal(size=(N, IN)), rng.normal(size=(N, H)))
     with pytest.raises(ValueError, match=message):
         recurrent.gru_cell(*args)
+
+
+# ------------------------------------------------------------------ the encoder-decoder
+def small_model(kind, **kwargs):
+    return recurrent.EncoderDecoder(kind, 9, 8, embedding=3, hidden=4, units=3, **kwargs)
+
+
+def small_batch(seed=0, n=2, m=5):
+    rng = np.random.RandomState(seed)
+    return rng.randint(3, 9, (n, m)), np.concatenate(
+        [rng.randint(3, 8, (n, m)), np.full((n, 1), 2)], axis=1
+    )
+
+
+@pytest.mark.parametrize("kind", recurrent.KINDS)
+def test_encoder_decoder_backward_matches_finite_differences(kind):
+    model, data = small_model(kind), small_batch(m=4)
+    params = model.init(1)
+    _, grads = model.loss_and_grads(params, data)
+    for name, value in params.items():
+        numeric = numeric_gradient(lambda: model.loss_and_grads(params, data)[0], value)
+        np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
+
+
+def test_encoder_decoder_parameters_carry_torchs_module_names():
+    gru = ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    cell = ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+    names = set(small_model("Bahdanau").init(0))
+    assert {"encoder." + n for n in gru} | {"encoder." + n + "_reverse" for n in gru} <= names
+    assert {"decoder." + n for n in cell} <= names
+    luong = small_model("Luong").init(0)
+    assert not any(n.endswith("_reverse") for n in luong)
+    assert luong["decoder.weight_ih"].shape == (12, 3)  # 3H rows; the previous word only
+    assert small_model("Luong, input feeding").init(0)["decoder.weight_ih"].shape == (12, 3 + 4)
+    assert small_model("Bahdanau").init(0)["decoder.weight_ih"].shape == (12, 3 + 8)
+
+
+@pytest.mark.parametrize("kind", recurrent.KINDS)
+def test_teacher_forcing_equals_one_step_at_a_time(kind):
+    """forward's logits (Luong's attention computed after the recurrence) equal step-by-step
+    decoding fed the true previous words, the way greedy decoding runs."""
+    model, (source, target) = small_model(kind), small_batch(2)
+    params = model.init(3)
+    logits, _, record = model.forward(params, source, target)
+    h, s, _ = model.encode(params, source)
+    o = np.zeros((len(source), model.hidden))
+    previous = np.concatenate([np.full((len(source), 1), 1), target[:, :-1]], axis=1)
+    for i in range(target.shape[1]):
+        step = model.step(params, h, s, o, previous[:, i])
+        s, o = step.s, step.o
+        expected = o @ params["out.weight"].T + params["out.bias"]
+        np.testing.assert_allclose(logits[:, i], expected, rtol=0, atol=1e-12)
+        if step.attention is not None:
+            np.testing.assert_allclose(record["weights"][:, i], step.attention.weights[:, 0])
+
+
+def test_greedy_decoding_feeds_back_its_own_words():
+    model, (source, _) = small_model("Luong, input feeding"), small_batch(4)
+    params = model.init(5)
+    ids, weights = model.greedy(params, source)
+    assert ids.shape == (2, 6) and weights.shape == (2, 6, 5)
+    logits, _, _ = model.forward(params, source, ids)  # teacher forcing on its own output
+    np.testing.assert_array_equal(logits.argmax(axis=-1), ids)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
+
+
+def test_training_lowers_the_loss_on_a_drawn_batch():
+    from attention_measured import training
+
+    model = small_model("Bahdanau", batch=8)
+    rng = np.random.RandomState(0)
+    source = rng.randint(3, 9, (40, 4))
+    data = {4: type("C", (), {"source": source, "target": np.c_[source[:, ::-1] - 1, [2] * 40]})}
+    params = model.init(0)
+    curve = training.fit(model, params, data, epochs=60, learning_rate=0.05)
+    assert curve[-10:].mean() < 0.6 * curve[:10].mean()
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: recurrent.EncoderDecoder("Vaswani", 9, 8), "kind"),
+        (lambda: small_model("Luong").encode(small_model("Luong").init(0), [[3, 9]]), "source"),
+        (
+            lambda: small_model("Luong").forward(small_model("Luong").init(0), [[3]], [[3], [4]]),
+            "target",
+        ),
+        (
+            lambda: small_model("fixed context").weights(
+                small_model("fixed context").init(0), [[3]], [[3]]
+            ),
+            "no attention",
+        ),
+        (lambda: small_model("Luong").loss_and_grads(small_model("Luong").init(0), {}), "rng"),
+    ],
+)
+def test_encoder_decoder_refuses_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

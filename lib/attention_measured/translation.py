@@ -1,0 +1,259 @@
+"""Part IV's task: a small language and its translation into another that orders words
+differently (Part IV, the task).
+
+The source language is English-like.  A sentence is one or more clauses joined by "and"; a
+clause is subject, verb, object and an optional place:
+
+    clause  →  NP verb NP [preposition NP]        NP  →  determiner [adjective] noun
+
+The target language translates every word by a fixed dictionary, one word for one word, and
+reorders them by three rules:
+
+- the adjective follows its noun ("the red fox" → "lo fuxo ruda");
+- the verb moves to the end of its clause (subject, object, place, verb);
+- the preposition follows its noun phrase (a postposition: "near the tree" → "lo trea pesa").
+
+Because every target word translates exactly one source word, each sentence comes with its
+true alignment: for target position i, the source position it translates.  The book measures a
+model's attention against it.  Sentences are drawn from a seed; lengths run from 5 words (one
+short clause) to 43 (four long clauses joined by "and").
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks
+
+# source word → target word, by part of speech (the dictionary is the whole of both languages)
+LEXICON = {
+    "determiner": {"the": "lo", "a": "na", "every": "oma"},
+    "adjective": {
+        "red": "ruda",
+        "small": "mika",
+        "old": "vesa",
+        "quiet": "sila",
+        "quick": "rapa",
+        "green": "vera",
+    },
+    "noun": {
+        "fox": "fuxo",
+        "dog": "kani",
+        "tree": "trea",
+        "river": "riva",
+        "child": "kido",
+        "bird": "ava",
+        "house": "doma",
+        "stone": "peto",
+        "farmer": "kulo",
+        "boat": "nava",
+    },
+    "verb": {
+        "sees": "vidas",
+        "follows": "sekas",
+        "finds": "trovas",
+        "carries": "portas",
+        "likes": "amas",
+        "hears": "audas",
+        "paints": "pentas",
+        "watches": "gardas",
+    },
+    "preposition": {"near": "pesa", "under": "suba", "behind": "posa", "beside": "latea"},
+    "conjunction": {"and": "ta"},
+}
+PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+SPECIALS = (PAD, BOS, EOS)  # ids 0, 1, 2 in both vocabularies
+SOURCE_WORDS = SPECIALS + tuple(word for words in LEXICON.values() for word in words)
+TARGET_WORDS = SPECIALS + tuple(word for words in LEXICON.values() for word in words.values())
+DICTIONARY = {source: target for words in LEXICON.values() for source, target in words.items()}
+SOURCE_IDS = {word: i for i, word in enumerate(SOURCE_WORDS)}
+TARGET_IDS = {word: i for i, word in enumerate(TARGET_WORDS)}
+
+SHORTEST, LONGEST = 5, 43  # one clause without adjectives or place; four clauses with both
+TRAIN_LENGTHS = (5, 22)  # sentence lengths the models train on
+TEST_LENGTHS = (5, 40)  # the length curve, including lengths never seen in training
+DATA_SEED = 2015  # the seed of the book's corpus (Bahdanau et al.'s year)
+
+ADJECTIVE_SHARE = 0.5  # how often a noun phrase has an adjective
+PLACE_SHARE = 0.5  # how often a clause has a place
+
+
+class Sentence(NamedTuple):
+    """One sentence pair: source words, their translation, and the true alignment.
+
+    alignment[i] is the source position that target word i translates.
+    """
+
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+    alignment: tuple[int, ...]
+
+
+_BY_KIND = {kind: tuple(words) for kind, words in LEXICON.items()}
+
+
+def _pick(rng: np.random.RandomState, kind: str) -> str:
+    words = _BY_KIND[kind]
+    return words[rng.randint(len(words))]
+
+
+def _noun_phrase(rng: np.random.RandomState) -> list[str]:
+    """The words of one noun phrase, in source order."""
+    words = [_pick(rng, "determiner")]
+    if rng.random_sample() < ADJECTIVE_SHARE:
+        words.append(_pick(rng, "adjective"))
+    return words + [_pick(rng, "noun")]
+
+
+def _phrase_order(start: int, length: int) -> list[int]:
+    """Source positions of a noun phrase in target order: determiner, noun, then adjective."""
+    return [start, start + 1] if length == 2 else [start, start + 2, start + 1]
+
+
+def _clause(rng: np.random.RandomState) -> list[str]:
+    """One clause's source words."""
+    words = _noun_phrase(rng) + [_pick(rng, "verb")] + _noun_phrase(rng)
+    if rng.random_sample() < PLACE_SHARE:
+        words += [_pick(rng, "preposition")] + _noun_phrase(rng)
+    return words
+
+
+def translate(source) -> Sentence:
+    """The translation of a source sentence (words or one string) and its true alignment.
+
+    Raises ValueError for a word outside the dictionary or a sentence the grammar cannot
+    parse; the rules are undone clause by clause, so only grammatical sentences translate.
+    """
+    words = tuple(source.split()) if isinstance(source, str) else tuple(source)
+    unknown = sorted({w for w in words if w not in DICTIONARY})
+    if unknown:
+        raise ValueError(f"unknown source words {unknown}; the dictionary is translation.LEXICON")
+    kinds = {w: kind for kind, ws in LEXICON.items() for w in ws}
+    order, position = [], 0
+
+    def phrase(at: int) -> int:
+        """Parse a noun phrase at ``at``; return its length."""
+        if at < len(words) and kinds[words[at]] == "determiner":
+            if at + 1 < len(words) and kinds[words[at + 1]] == "noun":
+                return 2
+            if at + 2 < len(words) and kinds[words[at + 1]] == "adjective":
+                if kinds[words[at + 2]] == "noun":
+                    return 3
+        raise ValueError(f"expected a noun phrase at word {at} of {' '.join(words)!r}")
+
+    while True:
+        start, subject = position, phrase(position)
+        verb_at = position + subject
+        if verb_at >= len(words) or kinds[words[verb_at]] != "verb":
+            raise ValueError(f"expected a verb at word {verb_at} of {' '.join(words)!r}")
+        obj = phrase(verb_at + 1)
+        clause = _phrase_order(start, subject) + _phrase_order(verb_at + 1, obj)
+        position = verb_at + 1 + obj
+        if position < len(words) and kinds[words[position]] == "preposition":
+            place = phrase(position + 1)
+            clause += _phrase_order(position + 1, place) + [position]
+            position += 1 + place
+        order += clause + [verb_at]
+        if position == len(words):
+            break
+        if kinds[words[position]] != "conjunction":
+            raise ValueError(f"expected 'and' or the end at word {position} of {' '.join(words)!r}")
+        order.append(position)
+        position += 1
+    return Sentence(words, tuple(DICTIONARY[words[i]] for i in order), tuple(order))
+
+
+def sentence(rng: np.random.RandomState, clauses: int) -> Sentence:
+    """A random sentence of ``clauses`` clauses joined by "and", with its translation."""
+    words: list[str] = []
+    for c in range(clauses):
+        if c:
+            words.append("and")
+        words += _clause(rng)
+    return translate(words)
+
+
+class Corpus(NamedTuple):
+    """Sentence pairs as token ids, grouped for batching by source length.
+
+    source: (N, m) ids; target: (N, m + 1) ids ending in </s>; alignment: (N, m) true
+    alignments; every sentence in one Corpus has the same length m.
+    """
+
+    source: np.ndarray
+    target: np.ndarray
+    alignment: np.ndarray
+
+    @property
+    def length(self) -> int:
+        return self.source.shape[1]
+
+
+def encode_source(words) -> np.ndarray:
+    """Source token ids (m,) for words (or a string); unknown words are refused."""
+    words = words.split() if isinstance(words, str) else list(words)
+    unknown = sorted({w for w in words if w not in SOURCE_IDS or w in SPECIALS})
+    if unknown:
+        raise ValueError(f"unknown source tokens {unknown}; the vocabulary is SOURCE_WORDS")
+    return np.array([SOURCE_IDS[w] for w in words])
+
+
+def decode_target(ids) -> tuple[str, ...]:
+    """Target words for ids, stopping before the first </s> (a model's output read back)."""
+    ids = checks.integers(ids, "ids", 0, len(TARGET_WORDS) - 1)
+    words = []
+    for i in np.ravel(ids):
+        if TARGET_WORDS[i] == EOS:
+            break
+        words.append(TARGET_WORDS[i])
+    return tuple(words)
+
+
+def corpus(per_length: int, lengths=TRAIN_LENGTHS, seed: int = DATA_SEED) -> dict[int, Corpus]:
+    """``per_length`` distinct sentences of every length in ``lengths`` (inclusive), by length.
+
+    Sentences are drawn from ``seed`` with one to four clauses and kept when their length is
+    wanted and not yet drawn, so no sentence appears twice.  Returns {length: Corpus}.
+    """
+    per_length = checks.integer(per_length, "per_length", 1)
+    low, high = (checks.integer(x, "lengths", SHORTEST, LONGEST) for x in lengths)
+    if low > high:
+        raise ValueError(f"lengths must run from low to high, got {lengths}")
+    rng = np.random.RandomState(checks.seed(seed))
+    found: dict[int, dict[tuple, Sentence]] = {n: {} for n in range(low, high + 1)}
+    clauses = [c for c in range(1, 5) if 5 * c + c - 1 <= high and 10 * c + c - 1 >= low]
+    for _ in range(10_000 * per_length * len(found)):
+        pair = sentence(rng, clauses[rng.randint(len(clauses))])
+        bucket = found.get(len(pair.source))
+        if bucket is not None and len(bucket) < per_length:
+            bucket.setdefault(pair.source, pair)
+        if all(len(b) == per_length for b in found.values()):
+            break
+    else:
+        short = [n for n, b in found.items() if len(b) < per_length]
+        raise ValueError(f"the grammar gives fewer than {per_length} sentences of lengths {short}")
+    return {n: _as_corpus(list(bucket.values())) for n, bucket in found.items()}
+
+
+def _as_corpus(pairs: list[Sentence]) -> Corpus:
+    source = np.array([[SOURCE_IDS[w] for w in p.source] for p in pairs])
+    target = np.array([[TARGET_IDS[w] for w in p.target] + [TARGET_IDS[EOS]] for p in pairs])
+    return Corpus(source, target, np.array([p.alignment for p in pairs]))
+
+
+def split(corpora: dict[int, Corpus], held_out: int, seed: int = DATA_SEED):
+    """(train, test): ``held_out`` sentences of each length moved into the test set.
+
+    A length with no more than ``held_out`` sentences goes wholly to the test set.
+    """
+    held_out = checks.integer(held_out, "held_out", 0)
+    rng = np.random.RandomState(checks.seed(seed))
+    train, test = {}, {}
+    for n, c in corpora.items():
+        order = rng.permutation(len(c.source))
+        test[n] = Corpus(*(a[order[:held_out]] for a in c))
+        if len(order) > held_out:
+            train[n] = Corpus(*(a[order[held_out:]] for a in c))
+    return train, test

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from attention_measured import translation as T
+
+
+def test_a_sentence_worked_by_hand():
+    pair = T.translate("the red fox sees a dog near the old tree and every child likes a boat")
+    assert " ".join(pair.target) == (
+        "lo fuxo ruda na kani lo trea vesa pesa vidas ta oma kido na nava amas"
+    )
+    # target word i translates source word alignment[i]
+    assert pair.alignment == (0, 2, 1, 4, 5, 7, 9, 8, 6, 3, 10, 11, 12, 14, 15, 13)
+
+
+def test_every_drawn_sentence_follows_the_three_rules():
+    kinds = {w: kind for kind, words in T.LEXICON.items() for w in words}
+    corpora = T.corpus(5, (5, 40), seed=7)
+    assert sorted(corpora) == list(range(5, 41))
+    for length, corpus in corpora.items():
+        assert corpus.source.shape == (5, length) and corpus.target.shape == (5, length + 1)
+        assert len({tuple(row) for row in corpus.source}) == 5  # no sentence twice
+        for src, tgt, align in zip(corpus.source, corpus.target, corpus.alignment):
+            words = [T.SOURCE_WORDS[i] for i in src]
+            assert sorted(align) == list(range(length))  # one target word per source word
+            assert T.TARGET_WORDS[tgt[-1]] == T.EOS
+            for i, j in enumerate(align):
+                assert T.TARGET_WORDS[tgt[i]] == T.DICTIONARY[words[j]]
+            target_kinds = [kinds[words[j]] for j in align]
+            for i, kind in enumerate(target_kinds):
+                if kind == "adjective":  # after its noun
+                    assert target_kinds[i - 1] == "noun"
+                if kind == "verb":  # last in its clause
+                    assert i + 1 == length or target_kinds[i + 1] == "conjunction"
+                if kind == "preposition":  # after its noun phrase
+                    assert target_kinds[i - 1] in ("noun", "adjective")
+
+
+def test_the_corpus_is_the_same_from_the_same_seed_and_split_apart():
+    a, b = T.corpus(4, (6, 9), seed=3), T.corpus(4, (6, 9), seed=3)
+    for n in a:
+        np.testing.assert_array_equal(a[n].source, b[n].source)
+    train, test = T.split(T.corpus(6, (6, 9)), held_out=2)
+    for n in train:
+        assert len(test[n].source) == 2 and len(train[n].source) == 4
+        assert not {tuple(r) for r in train[n].source} & {tuple(r) for r in test[n].source}
+
+
+def test_decoding_stops_at_the_end_of_sentence():
+    ids = [T.TARGET_IDS["lo"], T.TARGET_IDS["fuxo"], T.TARGET_IDS[T.EOS], T.TARGET_IDS["ta"]]
+    assert T.decode_target(ids) == ("lo", "fuxo")
+    np.testing.assert_array_equal(
+        T.encode_source("the fox"), [T.SOURCE_IDS[w] for w in ("the", "fox")]
+    )
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: T.translate("the cat sees a dog"), "unknown source words"),
+        (lambda: T.translate("the fox a dog sees"), "verb"),
+        (lambda: T.translate("the fox sees a dog the"), "'and' or the end"),
+        (lambda: T.translate("red fox sees a dog"), "noun phrase"),
+        (lambda: T.encode_source("the fox <s>"), "unknown source tokens"),
+        (lambda: T.corpus(3, (4, 9)), "lengths"),
+        (lambda: T.corpus(3, (9, 6)), "low to high"),
+    ],
+)
+def test_bad_input_is_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
