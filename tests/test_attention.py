@@ -198,6 +198,38 @@ def test_multi_head_backward_matches_finite_differences():
         )
 
 
+def test_multi_head_biases_are_added_after_each_projection_and_have_gradients():
+    args = list(mha_setup(seed=5))
+    r = np.random.RandomState(6)
+    biases = [r.normal(size=6), r.normal(size=6), r.normal(size=4), r.normal(size=4)]
+    out, weights = attention.multi_head_attention(*args, heads=2, biases=biases)
+    queries, keys, W_q, W_k, W_v, W_o = args
+    for b in range(2):  # the reference with each bias folded into its projection's input
+        q, k, v = queries[b] @ W_q + biases[0], keys[b] @ W_k + biases[1], keys[b] @ W_v + biases[2]
+        heads = [
+            attention.scaled_dot_product_attention(
+                q[:, 3 * h : 3 * h + 3], k[:, 3 * h : 3 * h + 3], v[:, 2 * h : 2 * h + 2]
+            )[0]
+            for h in range(2)
+        ]
+        expected = np.concatenate(heads, axis=1) @ W_o + biases[3]
+        np.testing.assert_allclose(out[b], expected, rtol=1e-12)
+    direction = r.normal(size=out.shape)
+
+    def objective():
+        return float(
+            (attention.multi_head_attention(*args, heads=2, biases=biases)[0] * direction).sum()
+        )
+
+    grads = attention.multi_head_attention_backward(*args, 2, weights, direction, biases=biases)
+    for name, b in zip(["b_q", "b_k", "b_v", "b_o"], biases):
+        np.testing.assert_allclose(grads[name], numeric_gradient(objective, b), atol=1e-6)
+    for name, a in zip(["grad_queries", "grad_keys", "W_q", "W_k", "W_v", "W_o"], args):
+        np.testing.assert_allclose(grads[name], numeric_gradient(objective, a), atol=1e-6)
+    with pytest.raises(ValueError, match="biases"):
+        attention.multi_head_attention(*args, heads=2, biases=biases[:3])
+
+
 def test_self_attention_without_positions_is_permutation_equivariant():
     x, _, W_q, W_k, W_v, W_o = mha_setup(seed=3, n=6)
     order = np.random.RandomState(4).permutation(6)

@@ -49,3 +49,190 @@ def test_layer_norm_backward_matches_finite_differences():
 def test_layer_norm_refuses_mismatched_parameters(params, x, message):
     with pytest.raises(ValueError, match=message):
         transformer.layer_norm(params, x)
+
+
+# ------------------------------------------------------------------ the layers
+E, F, HEADS = 4, 6, 2
+
+
+def layer_params(names, seed):
+    r = np.random.RandomState(seed)
+    shapes = {
+        "in_proj_weight": (3 * E, E),
+        "in_proj_bias": (3 * E,),
+        "out_proj.weight": (E, E),
+        "out_proj.bias": (E,),
+        "linear1.weight": (F, E),
+        "linear1.bias": (F,),
+        "linear2.weight": (E, F),
+        "linear2.bias": (E,),
+        "weight": (E,),
+        "bias": (E,),
+    }
+    params = {}
+    for name in names:
+        shape = next(s for suffix, s in shapes.items() if name.endswith(suffix))
+        params[name] = r.normal(0, 0.7, shape) + (1.0 if name.endswith("norm1.weight") else 0.0)
+    return params
+
+
+def reference_attention(p, prefix, x, memory, mask):
+    """torch's MultiheadAttention written out one example and one head at a time."""
+    W, b = p[prefix + "in_proj_weight"], p[prefix + "in_proj_bias"]
+    out = np.zeros(x.shape)
+    for row in range(len(x)):
+        q = x[row] @ W[:E].T + b[:E]
+        k = memory[row] @ W[E : 2 * E].T + b[E : 2 * E]
+        v = memory[row] @ W[2 * E :].T + b[2 * E :]
+        heads = []
+        for h in range(HEADS):
+            cols = slice(h * E // HEADS, (h + 1) * E // HEADS)
+            scores = q[:, cols] @ k[:, cols].T / np.sqrt(E // HEADS)
+            scores = np.where(mask, scores, -np.inf) if mask is not None else scores
+            w = np.exp(scores - scores.max(axis=1, keepdims=True))
+            heads.append((w / w.sum(axis=1, keepdims=True)) @ v[:, cols])
+        out[row] = np.concatenate(heads, axis=1) @ p[prefix + "out_proj.weight"].T
+        out[row] += p[prefix + "out_proj.bias"]
+    return out
+
+
+def reference_norm(p, name, x):
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5) * p[name + ".weight"] + p[name + ".bias"]
+
+
+def reference_ff(p, x):
+    hidden = np.maximum(x @ p["linear1.weight"].T + p["linear1.bias"], 0)
+    return hidden @ p["linear2.weight"].T + p["linear2.bias"]
+
+
+def reference_layer(p, x, memory, norm_first, decoder):
+    """torch's TransformerEncoderLayer / TransformerDecoderLayer.forward, spelled out."""
+    causal = np.tril(np.ones((x.shape[1],) * 2, dtype=bool)) if decoder else None
+    blocks = [("norm1", lambda z: reference_attention(p, "self_attn.", z, z, causal))]
+    if decoder:
+        blocks.append(
+            ("norm2", lambda z: reference_attention(p, "multihead_attn.", z, memory, None))
+        )
+    blocks.append(("norm3" if decoder else "norm2", lambda z: reference_ff(p, z)))
+    for norm, block in blocks:
+        if norm_first:
+            x = x + block(reference_norm(p, norm, x))
+        else:
+            x = reference_norm(p, norm, x + block(x))
+    return x
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layers_compute_what_torchs_layers_compute(norm_first):
+    r = np.random.RandomState(0)
+    x, memory = r.normal(size=(2, 3, E)), r.normal(size=(2, 5, E))
+    enc = layer_params(transformer.ENCODER_NAMES, 1)
+    dec = layer_params(transformer.DECODER_NAMES, 2)
+    np.testing.assert_allclose(
+        transformer.encoder_layer(enc, x, HEADS, norm_first=norm_first),
+        reference_layer(enc, x, None, norm_first, decoder=False),
+        rtol=0,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        transformer.decoder_layer(dec, x, memory, HEADS, norm_first=norm_first),
+        reference_layer(dec, x, memory, norm_first, decoder=True),
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_backward_matches_finite_differences(norm_first):
+    r = np.random.RandomState(3)
+    x, direction = r.normal(size=(2, 3, E)), r.normal(size=(2, 3, E))
+    params = layer_params(transformer.ENCODER_NAMES, 4)
+    mask = np.array([[True, True, False]] * 3)
+
+    def objective():
+        out = transformer.encoder_layer(params, x, HEADS, mask=mask, norm_first=norm_first)
+        return float((out * direction).sum())
+
+    grads, grad_x = transformer.encoder_layer_backward(
+        params, x, HEADS, direction, mask=mask, norm_first=norm_first
+    )
+    assert sorted(grads) == sorted(transformer.ENCODER_NAMES)
+    for name, value in params.items():
+        np.testing.assert_allclose(
+            grads[name], numeric_gradient(objective, value), atol=1e-7, err_msg=name
+        )
+    np.testing.assert_allclose(grad_x, numeric_gradient(objective, x), atol=1e-7)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_backward_matches_finite_differences(norm_first):
+    r = np.random.RandomState(5)
+    x, memory = r.normal(size=(2, 3, E)), r.normal(size=(2, 4, E))
+    direction = r.normal(size=(2, 3, E))
+    params = layer_params(transformer.DECODER_NAMES, 6)
+    memory_mask = np.array([True, True, True, False])
+
+    def objective():
+        out = transformer.decoder_layer(
+            params, x, memory, HEADS, memory_mask=memory_mask, norm_first=norm_first
+        )
+        return float((out * direction).sum())
+
+    grads, grad_x, grad_memory = transformer.decoder_layer_backward(
+        params, x, memory, HEADS, direction, memory_mask=memory_mask, norm_first=norm_first
+    )
+    assert sorted(grads) == sorted(transformer.DECODER_NAMES)
+    for name, value in params.items():
+        np.testing.assert_allclose(
+            grads[name], numeric_gradient(objective, value), atol=1e-7, err_msg=name
+        )
+    np.testing.assert_allclose(grad_x, numeric_gradient(objective, x), atol=1e-7)
+    np.testing.assert_allclose(grad_memory, numeric_gradient(objective, memory), atol=1e-7)
+
+
+def test_the_causal_mask_keeps_the_future_out():
+    r = np.random.RandomState(7)
+    x, memory = r.normal(size=(1, 4, E)), r.normal(size=(1, 3, E))
+    params = layer_params(transformer.DECODER_NAMES, 8)
+    changed = x.copy()
+    changed[0, 3] += 1.0  # change the last position only
+    before = transformer.decoder_layer(params, x, memory, HEADS)
+    after = transformer.decoder_layer(params, changed, memory, HEADS)
+    np.testing.assert_array_equal(before[0, :3], after[0, :3])
+    assert not np.allclose(before[0, 3], after[0, 3])
+    unmasked = transformer.decoder_layer(params, changed, memory, HEADS, causal=False)
+    assert not np.allclose(before[0, :3], unmasked[0, :3])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda p, x, m: transformer.encoder_layer(p, x, 3), ValueError, "do not divide"),
+        (lambda p, x, m: transformer.encoder_layer(p, x[..., :3], 2), ValueError, "x must be"),
+        (lambda p, x, m: transformer.encoder_layer({}, x, 2), ValueError, "lack"),
+        (
+            lambda p, x, m: transformer.encoder_layer(p, x, 2, mask=np.ones((3, 2), bool)),
+            ValueError,
+            "mask must",
+        ),
+        (
+            lambda p, x, m: transformer.encoder_layer(p, x, 2, mask=np.ones((3, 3))),
+            TypeError,
+            "boolean",
+        ),
+        (lambda p, x, m: transformer.decoder_layer(p, x, m[:1], 2), ValueError, "memory must"),
+        (
+            lambda p, x, m: transformer.decoder_layer(
+                p, x, m, 2, memory_mask=np.ones((3, 3), bool)
+            ),
+            ValueError,
+            "memory_mask",
+        ),
+    ],
+)
+def test_layers_refuse_bad_input(call, error, message):
+    r = np.random.RandomState(9)
+    params = layer_params(transformer.DECODER_NAMES, 10)
+    with pytest.raises(error, match=message):
+        call(params, r.normal(size=(2, 3, E)), r.normal(size=(2, 5, E)))

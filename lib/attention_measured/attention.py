@@ -233,40 +233,61 @@ def _check_heads(W_q, W_k, W_v, W_o, heads):
     return W_q, W_k, W_v, W_o
 
 
-def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None):
+def _check_biases(biases, W_q, W_k, W_v, W_o):
+    """The four bias vectors (b_q, b_k, b_v, b_o), zeros when ``biases`` is None."""
+    sizes = (W_q.shape[1], W_k.shape[1], W_v.shape[1], W_o.shape[1])
+    if biases is None:
+        return tuple(np.zeros(n) for n in sizes)
+    biases = tuple(np.asarray(b, dtype=float) for b in biases)
+    if len(biases) != 4 or any(b.shape != (n,) for b, n in zip(biases, sizes)):
+        raise ValueError(
+            f"biases must be (b_q, b_k, b_v, b_o) of sizes {sizes}, got "
+            f"{[np.shape(b) for b in biases]}"
+        )
+    return biases
+
+
+def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
+    """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
+    pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
+    return tuple(_split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
+
+
+def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None):
     """Multi-head attention with explicit projections (Part III, several heads).
 
     queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_q, W_k: (d_in,
     H·dk); W_v: (d_in, H·dv); W_o: (H·dv, d_out); mask: boolean, broadcastable to (..., n, m),
     True where a query may attend. The columns of each projection are split into ``heads``
     blocks; head h runs :func:`scaled_dot_product_attention` on its block, the heads' outputs
-    are concatenated and multiplied by W_o.  Returns ``(output (..., n, d_out), weights (..., H,
-    n, m))``.
+    are concatenated and multiplied by W_o.  ``biases``, optional, are (b_q, b_k, b_v, b_o),
+    added after each projection (Part IV's layers have them, as torch's do).  Returns
+    ``(output (..., n, d_out), weights (..., H, n, m))``.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
+    b = _check_biases(biases, W_q, W_k, W_v, W_o)
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
-    q, k, v = (
-        _split_heads(_project(x, W), heads) for x, W in ((queries, W_q), (keys, W_k), (keys, W_v))
-    )
+    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     head_mask = None if mask is None else np.asarray(mask)[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
-    return _project(_merge_heads(outputs), W_o), weights
+    output = _project(_merge_heads(outputs), W_o)
+    return (output if biases is None else output + b[3]), weights
 
 
 def multi_head_attention_backward(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output
+    queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output, biases=None
 ):
     """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n,
     d_out).
 
     Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
-    argument; weight gradients summed over the leading axes).
+    argument; weight gradients summed over the leading axes), and b_q, b_k, b_v, b_o when
+    ``biases`` are given.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
+    b = _check_biases(biases, W_q, W_k, W_v, W_o)
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
-    q, k, v = (
-        _split_heads(_project(x, W), heads) for x, W in ((queries, W_q), (keys, W_k), (keys, W_v))
-    )
+    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     merged = _merge_heads(weights @ v)
     flat = lambda x: x.reshape(-1, x.shape[-1])  # noqa: E731
     grad_W_o = flat(merged).T @ flat(grad_output)  # output = merged W_o
@@ -274,7 +295,7 @@ def multi_head_attention_backward(
         q, k, v, weights, _split_heads(_project(grad_output, W_o.T), heads)
     )
     grad_q, grad_k, grad_v = (_merge_heads(g) for g in (grad_q, grad_k, grad_v))
-    return {
+    grads = {
         "grad_queries": _project(grad_q, W_q.T),
         "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),
         "W_q": flat(queries).T @ flat(grad_q),
@@ -282,6 +303,10 @@ def multi_head_attention_backward(
         "W_v": flat(keys).T @ flat(grad_v),
         "W_o": grad_W_o,
     }
+    if biases is not None:
+        for name, g in (("b_q", grad_q), ("b_k", grad_k), ("b_v", grad_v), ("b_o", grad_output)):
+            grads[name] = flat(g).sum(axis=0)
+    return grads
 
 
 # ------------------------------------------------------------------ Part IV: what attention costs

@@ -1,8 +1,8 @@
 """The Transformer's layers by hand, under the names of torch's state dicts (Part IV, the
 Transformer assembled).
 
-So far: layer normalisation, as torch's ``nn.LayerNorm`` over the last axis, with its
-``weight`` and ``bias`` and eps 1e-5:
+Layer normalisation, as torch's ``nn.LayerNorm`` over the last axis, with its ``weight`` and
+``bias`` and eps 1e-5:
 
     y = (x − mean(x)) / sqrt(var(x) + eps) ⊙ weight + bias
 
@@ -12,6 +12,9 @@ where mean and var (the biased variance, dividing by D) are taken over each row'
 from __future__ import annotations
 
 import numpy as np
+
+from . import checks
+from .attention import causal_mask, multi_head_attention, multi_head_attention_backward
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -64,3 +67,283 @@ def layer_norm_backward(params, x, grad_output, eps: float = EPS) -> tuple[dict,
         g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)
     )
     return grads, grad_x
+
+
+# ------------------------------------------------------------------ the layers
+# Each sublayer returns (output, back); back(grad_output) returns (grads by parameter name,
+# grad of its input, grad of the memory or None), so a layer is its sublayers in a row and its
+# backward pass their backs in reverse.
+
+
+def _attention_names(prefix: str) -> tuple[str, ...]:
+    return tuple(
+        prefix + n for n in ("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias")
+    )
+
+
+def _attention(p, prefix: str, x, memory, heads: int, mask):
+    """torch's nn.MultiheadAttention under ``prefix``: x (N, n, E) asks, memory (N, m, E)
+    answers (x itself for self-attention)."""
+    W_in, b_in, W_out, b_out = (p[name] for name in _attention_names(prefix))
+    E = W_out.shape[0]
+    # torch stores [W_q; W_k; W_v] as rows, applied as x Wᵀ: our (E, E) column matrices are
+    # the transposed blocks
+    W_q, W_k, W_v = (W_in[i * E : (i + 1) * E].T for i in range(3))
+    args = (W_q, W_k, W_v, W_out.T)
+    biases = (b_in[:E], b_in[E : 2 * E], b_in[2 * E :], b_out)
+    keys = x if memory is None else memory
+    out, weights = multi_head_attention(x, keys, *args, heads, mask=mask, biases=biases)
+
+    def back(grad_out):
+        g = multi_head_attention_backward(x, keys, *args, heads, weights, grad_out, biases=biases)
+        grads = {
+            prefix + "in_proj_weight": np.concatenate([g["W_q"].T, g["W_k"].T, g["W_v"].T]),
+            prefix + "in_proj_bias": np.concatenate([g["b_q"], g["b_k"], g["b_v"]]),
+            prefix + "out_proj.weight": g["W_o"].T,
+            prefix + "out_proj.bias": g["b_o"],
+        }
+        if memory is None:
+            return grads, g["grad_queries"] + g["grad_keys"], None
+        return grads, g["grad_queries"], g["grad_keys"]
+
+    return out, weights, back
+
+
+def _feed_forward(p, x):
+    """linear2(relu(linear1(x))): torch's position-wise feed-forward, width F in the middle."""
+    pre = x @ p["linear1.weight"].T + p["linear1.bias"]
+    hidden = np.maximum(pre, 0.0)
+    out = hidden @ p["linear2.weight"].T + p["linear2.bias"]
+
+    def back(grad_out):
+        rows = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731
+        grad_hidden = grad_out @ p["linear2.weight"]
+        grad_pre = grad_hidden * (pre > 0)
+        grads = {
+            "linear2.weight": rows(grad_out).T @ rows(hidden),
+            "linear2.bias": rows(grad_out).sum(axis=0),
+            "linear1.weight": rows(grad_pre).T @ rows(x),
+            "linear1.bias": rows(grad_pre).sum(axis=0),
+        }
+        return grads, grad_pre @ p["linear1.weight"], None
+
+    return out, back
+
+
+def _residual(p, norm: str, x, inner, norm_first: bool):
+    """One sublayer with its residual and its LayerNorm ``norm``:
+
+    post-norm (torch's default):  y = LN(x + f(x));   pre-norm:  y = x + f(LN(x)).
+
+    ``inner(z)`` returns (f(z), back).  Returns (y, back of the whole).
+    """
+    ln = {"weight": p[norm + ".weight"], "bias": p[norm + ".bias"]}
+
+    def named(norm_grads):
+        return {norm + "." + k: v for k, v in norm_grads.items()}
+
+    if norm_first:
+        z = layer_norm(ln, x)
+        out, inner_back = inner(z)
+
+        def back(grad_y):
+            grads, grad_z, grad_memory = inner_back(grad_y)
+            norm_grads, grad_x = layer_norm_backward(ln, x, grad_z)
+            return {**grads, **named(norm_grads)}, grad_y + grad_x, grad_memory
+
+        return x + out, back
+    out, inner_back = inner(x)
+    total = x + out
+
+    def back(grad_y):
+        norm_grads, grad_total = layer_norm_backward(ln, total, grad_y)
+        grads, grad_x, grad_memory = inner_back(grad_total)
+        return {**grads, **named(norm_grads)}, grad_total + grad_x, grad_memory
+
+    return layer_norm(ln, total), back
+
+
+ENCODER_NAMES = _attention_names("self_attn.") + (
+    "linear1.weight",
+    "linear1.bias",
+    "linear2.weight",
+    "linear2.bias",
+    "norm1.weight",
+    "norm1.bias",
+    "norm2.weight",
+    "norm2.bias",
+)
+DECODER_NAMES = ENCODER_NAMES + _attention_names("multihead_attn.") + ("norm3.weight", "norm3.bias")
+
+
+def _check_layer(params, names, x, heads, memory=None):
+    missing = [name for name in names if name not in params]
+    if missing:
+        raise ValueError(f"the layer's parameters lack {missing} (torch's state-dict names)")
+    p = {name: np.asarray(params[name], dtype=float) for name in names}
+    x = checks.array(x, "x")
+    E = p["self_attn.out_proj.weight"].shape[0]
+    if x.ndim != 3 or x.shape[-1] != E:
+        raise ValueError(f"x must be (N, n, E) with E = {E}, got {x.shape}")
+    heads = checks.integer(heads, "heads", 1)
+    if E % heads:
+        raise ValueError(f"{heads} heads do not divide the width E = {E}")
+    if p["self_attn.in_proj_weight"].shape != (3 * E, E):
+        raise ValueError(f"self_attn.in_proj_weight must be (3E, E) = ({3 * E}, {E})")
+    if memory is not None:
+        memory = checks.array(memory, "memory")
+        if memory.ndim != 3 or memory.shape[0] != x.shape[0] or memory.shape[-1] != E:
+            raise ValueError(
+                f"memory must be (N, m, E) = ({x.shape[0]}, m, {E}), got {memory.shape}"
+            )
+    return p, x, heads, memory
+
+
+def _check_mask(mask, n: int, m: int, name: str):
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise TypeError(f"{name} must be boolean, True where a query may attend")
+    try:
+        shape = np.broadcast_shapes(mask.shape, (n, m))
+    except ValueError:
+        shape = None
+    if shape is None or shape[-2:] != (n, m):
+        raise ValueError(f"{name} must broadcast to (…, {n}, {m}), got {mask.shape}")
+    return mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # at least (·, ·)
+
+
+def _encoder_sublayers(p, x, heads, mask, norm_first):
+    weights = {}
+
+    def attend(z):
+        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask)
+        return out, back
+
+    x, back1 = _residual(p, "norm1", x, attend, norm_first)
+    x, back2 = _residual(p, "norm2", x, lambda z: _feed_forward(p, z), norm_first)
+    return x, weights, [back1, back2]
+
+
+def encoder_layer(params, x, heads: int, mask=None, norm_first: bool = False):
+    """torch's ``nn.TransformerEncoderLayer`` (ReLU, no dropout, LayerNorm eps 1e-5) (Part IV).
+
+    params: the layer's state dict, :data:`ENCODER_NAMES`, E the width and F the
+    feed-forward's: ``self_attn.in_proj_weight`` (3E, E), ``self_attn.in_proj_bias`` (3E,),
+    ``self_attn.out_proj.weight`` (E, E) and ``.bias``, ``linear1.weight`` (F, E),
+    ``linear2.weight`` (E, F), their biases, ``norm1`` and ``norm2`` (E,).  x: (N, n, E).
+    mask: boolean, broadcastable to (N, n, n), True where a query may attend (the book's
+    convention; torch's boolean ``src_mask`` means the opposite).  ``norm_first``: pre-norm.
+    Returns (N, n, E).
+    """
+    p, x, heads, _ = _check_layer(params, ENCODER_NAMES, x, heads)
+    mask = _check_mask(mask, x.shape[1], x.shape[1], "mask")
+    return _encoder_sublayers(p, x, heads, mask, checks.flag(norm_first, "norm_first"))[0]
+
+
+def _backward(backs, grad_output):
+    grads, grad_memory = {}, None
+    for back in reversed(backs):
+        g, grad_output, gm = back(grad_output)
+        for name, value in g.items():
+            grads[name] = grads.get(name, 0.0) + value
+        if gm is not None:
+            grad_memory = gm if grad_memory is None else grad_memory + gm
+    return grads, grad_output, grad_memory
+
+
+def encoder_layer_backward(params, x, heads, grad_output, mask=None, norm_first=False):
+    """Gradients of :func:`encoder_layer`: (grads by state-dict name, grad_x (N, n, E))."""
+    p, x, heads, _ = _check_layer(params, ENCODER_NAMES, x, heads)
+    mask = _check_mask(mask, x.shape[1], x.shape[1], "mask")
+    y, _, backs = _encoder_sublayers(p, x, heads, mask, checks.flag(norm_first, "norm_first"))
+    grads, grad_x, _ = _backward(backs, _check_grad(grad_output, y))
+    return grads, grad_x
+
+
+def _check_grad(grad_output, y):
+    grad_output = np.asarray(grad_output, dtype=float)
+    if grad_output.shape != y.shape:
+        raise ValueError(
+            f"grad_output must be shaped like the output {y.shape}, got {grad_output.shape}"
+        )
+    return grad_output
+
+
+def _decoder_sublayers(p, x, memory, heads, mask, memory_mask, norm_first):
+    weights = {}
+
+    def attend_self(z):
+        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask)
+        return out, back
+
+    def attend_memory(z):
+        out, weights["cross"], back = _attention(
+            p, "multihead_attn.", z, memory, heads, memory_mask
+        )
+        return out, back
+
+    x, back1 = _residual(p, "norm1", x, attend_self, norm_first)
+    x, back2 = _residual(p, "norm2", x, attend_memory, norm_first)
+    x, back3 = _residual(p, "norm3", x, lambda z: _feed_forward(p, z), norm_first)
+    return x, weights, [back1, back2, back3]
+
+
+def _decoder_masks(x, memory, causal, mask, memory_mask):
+    n, m = x.shape[1], memory.shape[1]
+    mask = _check_mask(mask, n, n, "mask")
+    if checks.flag(causal, "causal"):
+        mask = causal_mask(n) if mask is None else mask & causal_mask(n)
+    return mask, _check_mask(memory_mask, n, m, "memory_mask")
+
+
+def _decoder_pass(params, x, memory, heads, causal, mask, memory_mask, norm_first):
+    """The checked decoder layer: (output, weights, backs)."""
+    p, x, heads, memory = _check_layer(params, DECODER_NAMES, x, heads, memory)
+    if memory is None:
+        raise ValueError("the decoder layer needs the encoder's memory (N, m, E)")
+    mask, memory_mask = _decoder_masks(x, memory, causal, mask, memory_mask)
+    norm_first = checks.flag(norm_first, "norm_first")
+    return _decoder_sublayers(p, x, memory, heads, mask, memory_mask, norm_first)
+
+
+def decoder_layer(
+    params,
+    x,
+    memory,
+    heads: int,
+    causal: bool = True,
+    mask=None,
+    memory_mask=None,
+    norm_first: bool = False,
+    return_weights: bool = False,
+):
+    """torch's ``nn.TransformerDecoderLayer`` (ReLU, no dropout, eps 1e-5) (Part IV).
+
+    params: :data:`DECODER_NAMES`: the encoder layer's names, ``multihead_attn.*`` for the
+    cross-attention and ``norm3``.  x: (N, n, E) the target so far; memory: (N, m, E) the
+    encoder's output.  ``causal`` (default True) lets position i attend only to positions up to
+    i; ``mask`` (N, n, n) and ``memory_mask`` (N, n, m), boolean and True where a query may
+    attend, restrict further.  Returns (N, n, E), and with ``return_weights`` also the
+    attention weights {"self", "cross"}, each (N, heads, n, ·).
+    """
+    y, weights, _ = _decoder_pass(params, x, memory, heads, causal, mask, memory_mask, norm_first)
+    return (y, weights) if return_weights else y
+
+
+def decoder_layer_backward(
+    params,
+    x,
+    memory,
+    heads,
+    grad_output,
+    causal=True,
+    mask=None,
+    memory_mask=None,
+    norm_first=False,
+):
+    """Gradients of :func:`decoder_layer`: (grads by name, grad_x (N, n, E), grad_memory
+    (N, m, E))."""
+    y, _, backs = _decoder_pass(params, x, memory, heads, causal, mask, memory_mask, norm_first)
+    return _backward(backs, _check_grad(grad_output, y))
