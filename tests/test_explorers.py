@@ -173,3 +173,41 @@ def test_every_explorer_describes_its_default_position(describe, args, expected)
     text = describe(*args)
     assert expected in text
     assert max(map(len, text.splitlines())) <= book.WIDTH  # fits the column, phone included
+
+
+# ------------------------------------------------------------------ Part IV
+def test_part_four_explorers_describe_what_comparison_computes():
+    from attention_measured import comparison, translation, translation_explorers
+
+    source = translation_explorers.test_sentence(12)
+    assert len(source) == 12
+    assert translation.translate(source).source == source
+    text = translation_explorers.describe_alignment("Transformer", 12)
+    r = comparison.translate("Transformer", 0, source)
+    assert f"output: {' '.join(r['output'])}"[:60] in text.replace("\n  ", " ")
+    assert "of 12 words" in text
+    assert all(len(line) <= book.WIDTH for line in text.splitlines())
+    fig = translation_explorers.render_pair("the red fox sees a dog")
+    assert len(fig.axes) == 1
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: __import__("attention_measured").translation_explorers.test_sentence(41),
+            "length",
+        ),
+        (
+            lambda: __import__("attention_measured").translation_explorers.test_sentence(12, 20),
+            "index",
+        ),
+        (lambda: __import__("attention_measured").comparison.book_model("GPT"), "model"),
+    ],
+)
+def test_part_four_bad_choices_are_refused(call, message):
+    import attention_measured.comparison  # noqa: F401
+    import attention_measured.translation_explorers  # noqa: F401
+
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -30,6 +30,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "translation",
     "recurrent",
     "transformer",
+    "comparison",
     "sources",
 ]
 PRESENTATION = [
@@ -40,8 +41,9 @@ PRESENTATION = [
     "lesson_explorers",
     "udhr_explorers",
     "taxonomy_explorers",
+    "translation_explorers",
 ]
-EXPLORERS = {"lesson_explorers", "udhr_explorers", "taxonomy_explorers"}
+EXPLORERS = {"lesson_explorers", "udhr_explorers", "taxonomy_explorers", "translation_explorers"}
 
 
 def imports(module: str) -> list[tuple[str, str]]:

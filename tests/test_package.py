@@ -94,6 +94,33 @@ def test_remembered_keeps_results_on_disk_between_processes(monkeypatch, tmp_pat
     assert CALLS == [3]  # read from disk, not computed again
 
 
+SLOW_CALLS = []
+
+
+@cache.remembered
+def _slow_square(x: int):
+    import time
+
+    SLOW_CALLS.append(x)
+    time.sleep(0.3)
+    return x * x
+
+
+def test_two_runs_asking_at_once_compute_once(monkeypatch, tmp_path):
+    """nbval's two workers may ask for the same model together: the second waits and reads."""
+    import threading
+
+    monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
+    SLOW_CALLS.clear()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(_slow_square(7))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [49, 49] and SLOW_CALLS == [7]
+
+
 def test_a_changed_library_or_machine_files_results_elsewhere(monkeypatch, tmp_path):
     monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
     _square_table.forget()

@@ -57,23 +57,11 @@ E, F, HEADS = 4, 6, 2
 
 def layer_params(names, seed):
     r = np.random.RandomState(seed)
-    shapes = {
-        "in_proj_weight": (3 * E, E),
-        "in_proj_bias": (3 * E,),
-        "out_proj.weight": (E, E),
-        "out_proj.bias": (E,),
-        "linear1.weight": (F, E),
-        "linear1.bias": (F,),
-        "linear2.weight": (E, F),
-        "linear2.bias": (E,),
-        "weight": (E,),
-        "bias": (E,),
+    shapes = transformer.layer_shapes(names, E, F)
+    return {
+        name: r.normal(0, 0.7, shape) + (1.0 if name.endswith("norm1.weight") else 0.0)
+        for name, shape in shapes.items()
     }
-    params = {}
-    for name in names:
-        shape = next(s for suffix, s in shapes.items() if name.endswith(suffix))
-        params[name] = r.normal(0, 0.7, shape) + (1.0 if name.endswith("norm1.weight") else 0.0)
-    return params
 
 
 def reference_attention(p, prefix, x, memory, mask):
@@ -236,3 +224,53 @@ def test_layers_refuse_bad_input(call, error, message):
     params = layer_params(transformer.DECODER_NAMES, 10)
     with pytest.raises(error, match=message):
         call(params, r.normal(size=(2, 3, E)), r.normal(size=(2, 5, E)))
+
+
+# ------------------------------------------------------------------ the Transformer for translation
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_backward_matches_finite_differences(norm_first):
+    model = transformer.Transformer(
+        7, 6, width=4, heads=2, feed_forward=3, layers=2, norm_first=norm_first
+    )
+    params = model.init(1)
+    r = np.random.RandomState(2)
+    data = r.randint(3, 7, (2, 3)), r.randint(2, 6, (2, 4))
+    _, grads = model.loss_and_grads(params, data)
+    assert set(grads) == set(params)
+    for name in (
+        "source_embedding",
+        "encoder.layers.0.self_attn.in_proj_weight",
+        "encoder.norm.weight",
+        "decoder.layers.1.multihead_attn.in_proj_bias",
+        "decoder.layers.0.linear1.weight",
+        "decoder.norm.bias",
+        "out.weight",
+    ):
+        numeric = numeric_gradient(lambda: model.loss_and_grads(params, data)[0], params[name])
+        np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
+
+
+def test_the_key_value_cache_decodes_the_same_words_and_weights():
+    model = transformer.Transformer(9, 8, width=8, heads=2, feed_forward=6, layers=2)
+    params = model.init(3)
+    source = np.random.RandomState(4).randint(3, 9, (3, 6))
+    cached, cached_weights = model.greedy(params, source, steps=9, cache=True)
+    plain, plain_weights = model.greedy(params, source, steps=9, cache=False)
+    np.testing.assert_array_equal(cached, plain)
+    np.testing.assert_allclose(cached_weights, plain_weights, rtol=0, atol=1e-12)
+    logits, _, _ = model.forward(params, source, cached)  # its own words, read all at once
+    np.testing.assert_array_equal(logits.argmax(axis=-1), cached)
+
+
+def test_the_transformer_refuses_bad_input():
+    with pytest.raises(ValueError, match="split into 3 heads"):
+        transformer.Transformer(9, 8, width=8, heads=3)
+    model = transformer.Transformer(9, 8, width=8, heads=2)
+    with pytest.raises(ValueError, match="source"):
+        model.encode(model.init(0), [[3, 9]])  # an unknown token id
+    with pytest.raises(ValueError, match="rng"):
+        model.loss_and_grads(model.init(0), {})
+    assert transformer.layer_shapes(["linear1.weight", "norm2.bias"], 8, 5) == {
+        "linear1.weight": (5, 8),
+        "norm2.bias": (8,),
+    }

@@ -206,13 +206,15 @@ def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
     return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
-def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
-    """(..., n, H * dh) -> (..., H, n, dh)."""
+def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """(..., n, H·dh) -> (..., H, n, dh): each head's block of columns as its own sequence
+    (Part III, several heads)."""
     return np.swapaxes(x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads)), -2, -3)
 
 
-def _merge_heads(x: np.ndarray) -> np.ndarray:
-    """(..., H, n, dh) -> (..., n, H * dh)."""
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part III, several
+    heads)."""
     x = np.swapaxes(x, -2, -3)
     return x.reshape(x.shape[:-2] + (-1,))
 
@@ -250,7 +252,7 @@ def _check_biases(biases, W_q, W_k, W_v, W_o):
 def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
     """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
     pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
-    return tuple(_split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
+    return tuple(split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
 
 
 def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None):
@@ -270,7 +272,7 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     head_mask = None if mask is None else np.asarray(mask)[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
-    output = _project(_merge_heads(outputs), W_o)
+    output = _project(merge_heads(outputs), W_o)
     return (output if biases is None else output + b[3]), weights
 
 
@@ -288,13 +290,13 @@ def multi_head_attention_backward(
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
-    merged = _merge_heads(weights @ v)
+    merged = merge_heads(weights @ v)
     flat = lambda x: x.reshape(-1, x.shape[-1])  # noqa: E731
     grad_W_o = flat(merged).T @ flat(grad_output)  # output = merged W_o
     grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
-        q, k, v, weights, _split_heads(_project(grad_output, W_o.T), heads)
+        q, k, v, weights, split_heads(_project(grad_output, W_o.T), heads)
     )
-    grad_q, grad_k, grad_v = (_merge_heads(g) for g in (grad_q, grad_k, grad_v))
+    grad_q, grad_k, grad_v = (merge_heads(g) for g in (grad_q, grad_k, grad_v))
     grads = {
         "grad_queries": _project(grad_q, W_q.T),
         "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),

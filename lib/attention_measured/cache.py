@@ -22,6 +22,7 @@ caller gets.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -147,17 +148,41 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
         if key not in memory:
             folder = _folder()
             path = None if folder is None else folder / f"{function.__name__}-{key[:32]}.pickle"
-            if path is not None and path.is_file():
-                memory[key] = path.read_bytes()
-            else:
+            if path is None:
                 memory[key] = pickle.dumps(function(*args, **kwargs), protocol=4)
-                if path is not None:
-                    _write_atomically(path, memory[key])
+            else:
+                with _computing(path):  # a parallel run asking the same waits, then reads
+                    if path.is_file():
+                        memory[key] = path.read_bytes()
+                    else:
+                        memory[key] = pickle.dumps(function(*args, **kwargs), protocol=4)
+                        _write_atomically(path, memory[key])
         return pickle.loads(memory[key])
 
     wrapper.forget = memory.clear  # drop what this process remembers (tests)
     wrapper.uncached = function  # compute afresh, remembering nothing (benchmarks)
     return wrapper
+
+
+@contextlib.contextmanager
+def _computing(path: Path):
+    """Hold a lock on ``path``'s computation: a second process (nbval's other worker) asking for
+    the same result waits for the first to write it instead of computing it again.  Results
+    call only results below them, so locks are always taken in the same order.  Where the
+    system has no ``fcntl`` (Windows), nothing is locked and a result may be computed twice.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the book's machines
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -13,6 +13,9 @@ of the other modules computes.
 - :func:`several_heads`                the columns split into heads, each its own attention
 - :func:`positional_encodings`         a position vector added to each step's content
 - :func:`memory_hops`                  a question reads a story's memory, hop after hop
+- :func:`fixed_context`                Part IV: a sentence squeezed into one vector
+- :func:`transformer_layers`           Part IV: an encoder and a decoder layer, sublayer by sublayer
+- :func:`tiled_scores`                 Part IV: every score at once, or one block of keys at a time
 """
 
 from __future__ import annotations
@@ -377,6 +380,130 @@ def memory_hops():
     return fig, alt
 
 
+@plots.styled
+def fixed_context(words=("the", "red", "fox", "sees", "a", "dog")):
+    """The encoder-decoder without attention: the whole sentence squeezed into one vector c."""
+    fig, ax = _canvas(2.5)
+    for j, word in enumerate(words):
+        x = 0.15 + j * 0.62
+        _box(ax, x, 0.15, 0.55, 0.38, word, plots.NEUTRAL, size=SMALL)
+        _box(ax, x, 0.85, 0.55, 0.4, f"h{j + 1}", KEY, fill=0.3, size=SMALL)
+        _arrow(ax, (x + 0.27, 0.55), (x + 0.27, 0.83))
+        if j:
+            _arrow(ax, (x - 0.08, 1.05), (x + 0.0, 1.05), KEY)
+    last = 0.15 + (len(words) - 1) * 0.62 + 0.55
+    _box(ax, last + 0.35, 0.85, 0.55, 0.4, "c", WEIGHT, fill=0.35, size=FONT, weight="bold")
+    _arrow(ax, (last + 0.02, 1.05), (last + 0.33, 1.05), WEIGHT)
+    _text(ax, 0.15, 1.4, "encoder: reads every word; only its last state is kept", colour=KEY)
+    for i, word in enumerate(("lo", "fuxo", "ruda")):
+        x = 5.0 + i * 0.58
+        _box(ax, x, 1.45, 0.5, 0.4, f"s{i + 1}", QUERY, fill=0.3, size=SMALL)
+        _box(ax, x, 2.0, 0.5, 0.35, word, plots.NEUTRAL, size=SMALL)
+        _arrow(ax, (x + 0.25, 1.87), (x + 0.25, 1.98))
+        _arrow(ax, (last + 0.62, 1.27), (x + 0.25, 1.43), WEIGHT, width=0.9)
+        if i:
+            _arrow(ax, (x - 0.08, 1.65), (x + 0.0, 1.65), QUERY)
+    _text(ax, 4.45, 0.45, "decoder: every step reads\nthe same vector c", colour=QUERY)
+    alt = (
+        "The encoder reads the words 'the red fox sees a dog' into states h1 to h6 and keeps only "
+        "the last, c; every step of the decoder, writing 'lo fuxo ruda', reads that one vector c."
+    )
+    return fig, alt
+
+
+@plots.styled
+def transformer_layers():
+    """An encoder layer and a decoder layer, as stacks of sublayers with residuals."""
+    fig, ax = _canvas(3.4)
+
+    def stack(x, title, blocks, colour):
+        _text(ax, x, 3.15, title, colour=colour, weight="bold")
+        y = 0.35
+        w = 2.35
+        _box(ax, x, 0.0 + 0.02, w, 0.3, "input (N, n, E)", plots.NEUTRAL, size=SMALL, fill=0.1)
+        for name, block_colour in blocks:
+            _arrow(ax, (x + w / 2, y - 0.03), (x + w / 2, y + 0.12))
+            _box(ax, x, y + 0.14, w, 0.46, name, block_colour, size=SMALL)
+            _text(
+                ax,
+                x + w + 0.06,
+                y + 0.3,
+                "+ input,\nnorm",
+                size=9,
+                colour=plots.NEUTRAL,
+                va="center",
+            )
+            y += 0.75
+        _arrow(ax, (x + w / 2, y - 0.03), (x + w / 2, y + 0.1))
+        _box(ax, x, y + 0.12, w, 0.3, "output (N, n, E)", plots.NEUTRAL, size=SMALL, fill=0.1)
+
+    stack(
+        0.1,
+        "encoder layer",
+        [("self-attention, all to all", KEY), ("feed-forward, per position", plots.NEUTRAL)],
+        KEY,
+    )
+    stack(
+        3.5,
+        "decoder layer",
+        [
+            ("causal self-attention", QUERY),
+            ("cross-attention to the memory", WEIGHT),
+            ("feed-forward, per position", plots.NEUTRAL),
+        ],
+        QUERY,
+    )
+    alt = (
+        "Left, an encoder layer: self-attention in which every position reads every other, then "
+        "a feed-forward network applied to each position; each sublayer adds its input back and "
+        "normalises. Right, a decoder layer: causal self-attention over the words written so "
+        "far, cross-attention to the encoder's output (the memory), then the feed-forward "
+        "network, each with the same residual and norm."
+    )
+    return fig, alt
+
+
+@plots.styled
+def tiled_scores(steps: int = 8, block: int = 2):
+    """Plain attention holds every score of an n × n matrix; tiled attention one block of keys
+    at a time, with a running maximum, sum and output per query."""
+    fig, ax = _canvas(2.6)
+    cell = 0.26
+    for panel, left in enumerate((0.25, 2.9)):
+        for i in range(steps):
+            for j in range(steps):
+                if panel == 0:
+                    colour, fill = KEY, 0.45
+                else:
+                    colour, fill = (QUERY, 0.6) if j // block == 1 else (plots.NEUTRAL, 0.08)
+                ax.add_patch(
+                    Rectangle(
+                        (left + j * cell, 0.2 + (steps - 1 - i) * cell),
+                        cell,
+                        cell,
+                        edgecolor="white",
+                        linewidth=1,
+                        facecolor=_tint(colour, fill),
+                    )
+                )
+    top = 0.2 + steps * cell + 0.08
+    _text(ax, 0.25, top, "plain: all n × n scores at once", colour=KEY)
+    _text(ax, 2.9, top, f"tiled: one block of {block} keys at a time", colour=QUERY)
+    x = 2.9 + steps * cell + 0.2
+    _text(
+        ax, x, 1.55, "per query, kept:\nrunning max m\nrunning sum ℓ\nrunning output o", size=SMALL
+    )
+    _text(ax, 0.25 + steps * cell / 2, 0.02, "keys →", ha="center", size=SMALL)
+    _text(ax, 2.9 + steps * cell / 2, 0.02, "keys →", ha="center", size=SMALL)
+    alt = (
+        f"Left, an {steps} by {steps} grid of scores, all filled: plain attention computes and "
+        "stores every query-key score. Right, the same grid with only one column block "
+        "highlighted: tiled attention visits the keys one block at a time and keeps, for each "
+        "query, a running maximum, a running sum and a running output."
+    )
+    return fig, alt
+
+
 ALL = (
     attention_in_one_picture,
     single_query_model,
@@ -386,4 +513,7 @@ ALL = (
     several_heads,
     positional_encodings,
     memory_hops,
+    fixed_context,
+    transformer_layers,
+    tiled_scores,
 )

@@ -25,11 +25,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import checks, translation
-from .cache import remembered
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
 from .params import Params
-from .training import trained
 
 
 def _normal(rng: np.random.RandomState, *shape) -> np.ndarray:
@@ -357,7 +355,7 @@ class EncoderDecoder:
         return np.stack(out, axis=1), (np.stack(weights, axis=1) if weights else None)
 
     # -------------------------------------------------------------- backward
-    def loss_and_grads(self, p, data, rng=None, baseline=None, batch=None):
+    def loss_and_grads(self, p, data, rng=None, baseline=None):
         """Mean cross-entropy per target word and its gradients, on one batch.
 
         ``data`` is either a (source, target) pair of id arrays, used whole, or a dict
@@ -368,11 +366,7 @@ class EncoderDecoder:
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")
-            lengths = sorted(data)
-            corpus = data[lengths[rng.randint(len(lengths))]]
-            size = min(self.batch if batch is None else batch, len(corpus.source))
-            chosen = rng.choice(len(corpus.source), size, replace=False)
-            source, target = corpus.source[chosen], corpus.target[chosen]
+            source, target = translation.draw_batch(data, rng, self.batch)
         else:
             source, target = data
         logits, steps, record = self.forward(p, source, target)
@@ -513,76 +507,3 @@ def _run_gru_backward(params, x, states, grad_states) -> tuple[np.ndarray, dict]
 def _add_gru_grads(grads, prefix: str, cell_grads: dict) -> None:
     for name, suffix in zip(_gru_names(prefix), GRU_NAMES):
         grads[name] += cell_grads[suffix]
-
-
-# ------------------------------------------------------------------ the book's experiment
-SIZES = {"embedding": 16, "hidden": 32, "units": 16, "batch": 32}
-STEPS, LEARNING_RATE = 300, 0.02  # every model: 300 Adam steps of 32 sentences
-SEEDS = (0, 1, 2)
-TRAIN_PER_LENGTH, TEST_PER_LENGTH = 100, 20
-
-
-@remembered
-def translation_data() -> tuple[dict, dict]:
-    """(train, test), each {length: Corpus} (Part IV, the task).
-
-    Training: 100 sentences of every length from 5 to 22.  Test: 20 other sentences of every
-    length from 5 to 40, so lengths 23 to 40 are never seen in training.
-    """
-    low, high = translation.TRAIN_LENGTHS
-    short = translation.corpus(TRAIN_PER_LENGTH + TEST_PER_LENGTH, (low, high))
-    train, test = translation.split(short, TEST_PER_LENGTH)
-    longer = (high + 1, translation.TEST_LENGTHS[1])
-    test.update(translation.corpus(TEST_PER_LENGTH, longer, seed=translation.DATA_SEED + 1))
-    return train, test
-
-
-def book_model(kind: str) -> EncoderDecoder:
-    """The book's encoder-decoder of ``kind``, sized by :data:`SIZES` for the translation task."""
-    sources, targets = len(translation.SOURCE_WORDS), len(translation.TARGET_WORDS)
-    return EncoderDecoder(kind, sources, targets, **SIZES)
-
-
-def encoder_decoder_run(kind: str, seed: int) -> tuple[EncoderDecoder, Params, np.ndarray]:
-    """``kind`` trained from ``seed`` on the training set: (model, params, loss curve),
-    remembered.
-
-    The seed draws the initial weights; every run sees the same batches in the same order.
-    """
-    model = book_model(kind)
-    params, curve = trained(
-        model, checks.seed(seed), translation_data()[0], None, STEPS, LEARNING_RATE
-    )
-    return model, params, curve
-
-
-@remembered
-def length_curve(kind: str, seed: int) -> dict[str, np.ndarray]:
-    """Greedy translations of the test set by one trained model, measured per source length.
-
-    Returns "lengths" (5 to 40) and, per length, "exact" (share of sentences translated
-    exactly, </s> included), "words" (share of target positions right) and "aligned" (share
-    of target words whose heaviest attention weight, under teacher forcing, falls on the
-    source word they translate; NaN for the fixed context).
-    """
-    model, params, _ = encoder_decoder_run(kind, seed)
-    test = translation_data()[1]
-    lengths = np.array(sorted(test))
-    exact, words, aligned = [], [], []
-    for n in lengths:
-        corpus = test[n]
-        ids, _ = model.greedy(params, corpus.source)
-        right = ids == corpus.target
-        exact.append(right.all(axis=1).mean())
-        words.append(right.mean())
-        if model.flavour is None:
-            aligned.append(np.nan)
-        else:
-            heaviest = model.weights(params, corpus.source, corpus.target)[:, :-1].argmax(axis=-1)
-            aligned.append((heaviest == corpus.alignment).mean())
-    return {
-        "lengths": lengths,
-        "exact": np.array(exact),
-        "words": np.array(words),
-        "aligned": np.array(aligned),
-    }

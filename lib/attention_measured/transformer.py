@@ -14,7 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .attention import causal_mask, multi_head_attention, multi_head_attention_backward
+from .attention import (
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    multi_head_attention_backward,
+    scaled_dot_product_attention,
+    sinusoidal_positions,
+    split_heads,
+)
+from .losses import softmax_cross_entropy
+from .params import Params
+from .translation import draw_batch
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -347,3 +358,303 @@ def decoder_layer_backward(
     (N, m, E))."""
     y, _, backs = _decoder_pass(params, x, memory, heads, causal, mask, memory_mask, norm_first)
     return _backward(backs, _check_grad(grad_output, y))
+
+
+# ------------------------------------------------------------------ the Transformer for translation
+class Transformer:
+    """An encoder-decoder Transformer (Vaswani et al. 2017) for translation (Part IV).
+
+    Words become vectors by an embedding plus the sinusoidal positions of Part III (unless
+    ``positions`` is False); ``layers`` encoder layers read the source, ``layers`` decoder
+    layers read the target so far and, by cross-attention, the encoder's output; a final
+    LayerNorm on each side and a linear layer give the next word's logits.  Parameters carry
+    the names of torch's ``nn.Transformer`` state dict (``encoder.layers.0.self_attn.in_proj_
+    weight``, ``decoder.norm.weight``, …), plus ``source_embedding``, ``target_embedding`` and
+    ``out.weight``/``out.bias``.  ``causal`` False removes the decoder's causal mask (to show
+    what breaks).  Batches hold sentences of one length, so nothing is padded.
+    """
+
+    draws = True  # each training step draws its batch
+
+    def __init__(
+        self,
+        source_vocabulary: int,
+        target_vocabulary: int,
+        width: int = 32,
+        heads: int = 2,
+        feed_forward: int = 64,
+        layers: int = 1,
+        norm_first: bool = False,
+        positions: bool = True,
+        causal: bool = True,
+        batch: int = 32,
+        bos: int = 1,
+    ):
+        self.source_vocabulary = checks.integer(source_vocabulary, "source_vocabulary", 2)
+        self.target_vocabulary = checks.integer(target_vocabulary, "target_vocabulary", 2)
+        self.width = checks.integer(width, "width", 2)
+        self.heads = checks.integer(heads, "heads", 1)
+        if self.width % self.heads or self.width % 2:
+            raise ValueError(f"the width {width} must be even and split into {heads} heads")
+        self.feed_forward = checks.integer(feed_forward, "feed_forward", 1)
+        self.layers = checks.integer(layers, "layers", 1)
+        self.norm_first = checks.flag(norm_first, "norm_first")
+        self.positions = checks.flag(positions, "positions")
+        self.causal = checks.flag(causal, "causal")
+        self.batch = checks.integer(batch, "batch", 1)
+        self.bos = checks.index(bos, "bos", self.target_vocabulary)
+
+    def __repr__(self) -> str:
+        return f"Transformer(width={self.width}, heads={self.heads}, layers={self.layers})"
+
+    def init(self, seed: int = 0) -> Params:
+        """Parameters drawn from ``seed`` the way torch initialises them: Xavier-uniform
+        attention projections, uniform ±1/sqrt(fan-in) linear layers, LayerNorms at 1 and 0."""
+        rng = np.random.RandomState(checks.seed(seed))
+        E, F = self.width, self.feed_forward
+        p = Params(
+            source_embedding=rng.normal(0.0, 1.0, (self.source_vocabulary, E)),
+            target_embedding=rng.normal(0.0, 1.0, (self.target_vocabulary, E)),
+        )
+        for side, names in (("encoder", ENCODER_NAMES), ("decoder", DECODER_NAMES)):
+            shapes = layer_shapes(names, E, F)
+            for i in range(self.layers):
+                for name in names:
+                    p[f"{side}.layers.{i}.{name}"] = _initial(rng, name, shapes[name], E, F)
+            p[f"{side}.norm.weight"], p[f"{side}.norm.bias"] = np.ones(E), np.zeros(E)
+        bound = 1.0 / np.sqrt(E)
+        p["out.weight"] = rng.uniform(-bound, bound, (self.target_vocabulary, E))
+        p["out.bias"] = rng.uniform(-bound, bound, self.target_vocabulary)
+        return p
+
+    # -------------------------------------------------------------- forward
+    def _embed(self, p, table: str, ids, start: int = 0) -> np.ndarray:
+        x = p[table][ids]
+        if self.positions:
+            x = x + sinusoidal_positions(start + ids.shape[1], self.width)[start:]
+        return x
+
+    def encode(self, p, source) -> tuple[np.ndarray, list]:
+        """The encoder's output (N, m, E), the memory, and its backward record."""
+        source = checks.token_ids(source, "source", self.source_vocabulary, (None, None))
+        if source.shape[1] < 1:
+            raise ValueError("source sentences need at least one word")
+        x, backs = self._embed(p, "source_embedding", source), []
+        for i in range(self.layers):
+            x, _, layer_backs = _encoder_sublayers(
+                _layer(p, f"encoder.layers.{i}."), x, self.heads, None, self.norm_first
+            )
+            backs.append((f"encoder.layers.{i}.", layer_backs))
+        memory, norm_back = _final_norm(p, "encoder.norm", x)
+        return memory, [source, backs, norm_back]
+
+    def decode(self, p, memory, previous) -> tuple[np.ndarray, dict, list]:
+        """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
+        weights of every layer, and the backward record."""
+        x, backs, weights = self._embed(p, "target_embedding", previous), [], []
+        mask = causal_mask(previous.shape[1]) if self.causal else None
+        for i in range(self.layers):
+            x, w, layer_backs = _decoder_sublayers(
+                _layer(p, f"decoder.layers.{i}."),
+                x,
+                memory,
+                self.heads,
+                mask,
+                None,
+                self.norm_first,
+            )
+            backs.append((f"decoder.layers.{i}.", layer_backs))
+            weights.append(w)
+        out, norm_back = _final_norm(p, "decoder.norm", x)
+        logits = out @ p["out.weight"].T + p["out.bias"]
+        return logits, weights, [previous, backs, norm_back, out]
+
+    def _previous(self, target) -> np.ndarray:
+        return np.concatenate([np.full((len(target), 1), self.bos), target[:, :-1]], axis=1)
+
+    def forward(self, p, source, target):
+        """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n)."""
+        memory, enc = self.encode(p, source)
+        target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
+        logits, weights, dec = self.decode(p, memory, self._previous(target))
+        return logits, weights, (enc, dec)
+
+    def weights(self, p, source, target) -> np.ndarray:
+        """The last decoder layer's cross-attention under teacher forcing, averaged over heads:
+        (N, n, m), row i being where word i looked."""
+        return self.forward(p, source, target)[1][-1]["cross"].mean(axis=1)
+
+    # -------------------------------------------------------------- backward
+    def loss_and_grads(self, p, data, rng=None, baseline=None):
+        """Mean cross-entropy per target word and its gradients, on one batch: ``data`` is a
+        (source, target) pair, or {length: Corpus} from which ``rng`` draws the batch."""
+        if isinstance(data, dict):
+            if rng is None:
+                raise ValueError("drawing a batch from a corpus needs rng")
+            data = draw_batch(data, rng, self.batch)
+        source, target = data
+        logits, _, (enc, dec) = self.forward(p, source, target)
+        losses, grad_logits = softmax_cross_entropy(logits, target)
+        grad_logits /= losses.size
+        previous, dec_backs, dec_norm_back, out = dec
+        grads = Params({name: np.zeros_like(value) for name, value in p.items()})
+        grads["out.weight"] += _rows(grad_logits).T @ _rows(out)
+        grads["out.bias"] += _rows(grad_logits).sum(axis=0)
+        grad_x = _add(grads, *dec_norm_back(grad_logits @ p["out.weight"]))
+        grad_memory = 0.0
+        for prefix, backs in reversed(dec_backs):
+            layer_grads, grad_x, gm = _backward(backs, grad_x)
+            _add(grads, {prefix + k: v for k, v in layer_grads.items()})
+            grad_memory = grad_memory + gm
+        np.add.at(grads["target_embedding"], previous, grad_x)
+        source, enc_backs, enc_norm_back = enc
+        grad_x = _add(grads, *enc_norm_back(grad_memory))
+        for prefix, backs in reversed(enc_backs):
+            layer_grads, grad_x, _ = _backward(backs, grad_x)
+            _add(grads, {prefix + k: v for k, v in layer_grads.items()})
+        np.add.at(grads["source_embedding"], source, grad_x)
+        return float(losses.mean()), grads
+
+    # -------------------------------------------------------------- greedy decoding
+    def greedy(self, p, source, steps: int | None = None, cache: bool = True):
+        """Greedy decoding: (ids (N, steps), cross-attention (N, steps, m)) as in
+        :meth:`weights`.
+
+        With ``cache`` (the key-value cache), each step computes only the newest position:
+        its query, key and value in every layer, the keys and values of earlier positions
+        being kept, and the memory's projected once.  Without it, every step reruns the
+        decoder on the whole prefix.  Both give the same words.
+        """
+        memory, _ = self.encode(p, source)
+        steps = memory.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1)
+        words = np.full((len(memory), 1), self.bos)
+        kv = [{} for _ in range(self.layers)]
+        out, weights = [], []
+        for t in range(steps):
+            if cache:
+                logits, w = self._cached_step(p, memory, words[:, -1:], t, kv)
+            else:
+                logits, all_weights, _ = self.decode(p, memory, words)
+                logits, w = logits[:, -1], all_weights[-1]["cross"][:, :, -1].mean(axis=1)
+            out.append(logits.argmax(axis=-1))
+            weights.append(w)
+            words = np.concatenate([words, out[-1][:, None]], axis=1)
+        return np.stack(out, axis=1), np.stack(weights, axis=1)
+
+    def _cached_step(self, p, memory, word, t: int, kv: list):
+        """One decoding step for the newest word (N, 1) at position t: (logits (N, V),
+        cross-attention (N, m) of the last layer averaged over heads)."""
+        x = self._embed(p, "target_embedding", word, start=t)
+        for i, cache in enumerate(kv):
+            x = self._cached_layer(_layer(p, f"decoder.layers.{i}."), x, memory, cache)
+        out, _ = _final_norm(p, "decoder.norm", x)
+        logits = out[:, 0] @ p["out.weight"].T + p["out.bias"]
+        return logits, kv[-1]["cross weights"][:, :, 0].mean(axis=1)
+
+    def _cached_layer(self, layer, x, memory, cache):
+        """One decoder layer for the newest position only, its sublayers as in
+        :func:`decoder_layer`."""
+
+        def attend_self(z):
+            return _cached_attention(layer, "self_attn.", z, None, cache, self.heads)
+
+        def attend_memory(z):
+            return _cached_attention(layer, "multihead_attn.", z, memory, cache, self.heads)
+
+        for norm, inner in (
+            ("norm1", attend_self),
+            ("norm2", attend_memory),
+            ("norm3", lambda z: _feed_forward(layer, z)),
+        ):
+            x, _ = _residual(layer, norm, x, inner, self.norm_first)
+        return x
+
+
+def _cached_attention(p, prefix: str, z, memory, cache: dict, heads: int):
+    """Attention for the newest position z (N, 1, E) with a key-value cache (Part IV).
+
+    Self-attention (memory None) appends z's key and value to the cache and attends over all
+    of them; cross-attention projects the memory's keys and values once, on the first step.
+    Returns (output (N, 1, E), None) in :func:`_residual`'s (output, back) form.
+    """
+    W_in, b_in, W_out, b_out = (p[name] for name in _attention_names(prefix))
+    E = W_out.shape[0]
+    q = split_heads(z @ W_in[:E].T + b_in[:E], heads)
+    if memory is None:
+        k = split_heads(z @ W_in[E : 2 * E].T + b_in[E : 2 * E], heads)
+        v = split_heads(z @ W_in[2 * E :].T + b_in[2 * E :], heads)
+        if "k" in cache:
+            k, v = (
+                np.concatenate([cache["k"], k], axis=-2),
+                np.concatenate([cache["v"], v], axis=-2),
+            )
+        cache["k"], cache["v"] = k, v
+    else:
+        if "memory k" not in cache:
+            cache["memory k"] = split_heads(memory @ W_in[E : 2 * E].T + b_in[E : 2 * E], heads)
+            cache["memory v"] = split_heads(memory @ W_in[2 * E :].T + b_in[2 * E :], heads)
+        k, v = cache["memory k"], cache["memory v"]
+    out, weights = scaled_dot_product_attention(q, k, v)
+    if memory is not None:
+        cache["cross weights"] = weights
+    return merge_heads(out) @ W_out.T + b_out, None
+
+
+def _initial(rng, name: str, shape: tuple, E: int, F: int) -> np.ndarray:
+    """torch's initial value for one layer parameter of ``shape``: a linear layer's weight and
+    bias are uniform in ±1/sqrt(its input width), E for linear1 and out_proj, F for linear2."""
+    if name.startswith("norm"):
+        return np.ones(shape) if name.endswith(".weight") else np.zeros(shape)
+    if name.endswith("in_proj_weight"):  # Xavier uniform over the (3E, E) matrix
+        bound = np.sqrt(6.0 / (shape[0] + shape[1]))
+        return rng.uniform(-bound, bound, shape)
+    if name.endswith(("in_proj_bias", "out_proj.bias")):
+        return np.zeros(shape)
+    fan_in = F if name.startswith("linear2") else E
+    return rng.uniform(-1.0, 1.0, shape) / np.sqrt(fan_in)
+
+
+def layer_shapes(names, width: int, feed_forward: int) -> dict[str, tuple]:
+    """The shape of each state-dict name of a layer of width E and feed-forward width F
+    (Part IV): e.g. ``self_attn.in_proj_weight`` (3E, E), ``linear1.weight`` (F, E)."""
+    E, F = width, feed_forward
+    by_suffix = {
+        "in_proj_weight": (3 * E, E),
+        "in_proj_bias": (3 * E,),
+        "out_proj.weight": (E, E),
+        "out_proj.bias": (E,),
+        "linear1.weight": (F, E),
+        "linear1.bias": (F,),
+        "linear2.weight": (E, F),
+        "linear2.bias": (E,),
+        "weight": (E,),  # the norms
+        "bias": (E,),
+    }
+    return {name: next(s for end, s in by_suffix.items() if name.endswith(end)) for name in names}
+
+
+def _layer(p, prefix: str) -> dict:
+    """One layer's parameters under their short names (``self_attn.in_proj_weight``, …)."""
+    return {name[len(prefix) :]: value for name, value in p.items() if name.startswith(prefix)}
+
+
+def _final_norm(p, name: str, x):
+    """The LayerNorm after the last layer: (output, back) with back(grad) -> (grads, grad_x)."""
+    ln = {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
+
+    def back(grad):
+        norm_grads, grad_x = layer_norm_backward(ln, x, grad)
+        return {f"{name}.{k}": v for k, v in norm_grads.items()}, grad_x
+
+    return layer_norm(ln, x), back
+
+
+def _add(grads, new: dict, passed=None):
+    """Add ``new`` into grads by name; return ``passed`` (the gradient flowing on)."""
+    for name, value in new.items():
+        grads[name] += value
+    return passed
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return x.reshape(-1, x.shape[-1])

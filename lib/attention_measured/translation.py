@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
+from .cache import remembered
 
 # source word → target word, by part of speech (the dictionary is the whole of both languages)
 LEXICON = {
@@ -74,6 +75,7 @@ TARGET_IDS = {word: i for i, word in enumerate(TARGET_WORDS)}
 SHORTEST, LONGEST = 5, 43  # one clause without adjectives or place; four clauses with both
 TRAIN_LENGTHS = (5, 22)  # sentence lengths the models train on
 TEST_LENGTHS = (5, 40)  # the length curve, including lengths never seen in training
+TRAIN_PER_LENGTH, TEST_PER_LENGTH = 100, 20
 DATA_SEED = 2015  # the seed of the book's corpus (Bahdanau et al.'s year)
 
 ADJECTIVE_SHARE = 0.5  # how often a noun phrase has an adjective
@@ -256,4 +258,30 @@ def split(corpora: dict[int, Corpus], held_out: int, seed: int = DATA_SEED):
         test[n] = Corpus(*(a[order[:held_out]] for a in c))
         if len(order) > held_out:
             train[n] = Corpus(*(a[order[held_out:]] for a in c))
+    return train, test
+
+
+def draw_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int):
+    """(source, target): ``size`` sentences of one length, the length drawn first, uniformly.
+
+    A training step's batch: every sentence in it has the same length, so none needs padding.
+    """
+    if not corpora:
+        raise ValueError("no sentences to draw from")
+    lengths = sorted(corpora)
+    corpus = corpora[lengths[rng.randint(len(lengths))]]
+    chosen = rng.choice(len(corpus.source), min(size, len(corpus.source)), replace=False)
+    return corpus.source[chosen], corpus.target[chosen]
+
+
+@remembered
+def book_data() -> tuple[dict[int, Corpus], dict[int, Corpus]]:
+    """The book's (train, test), each {length: Corpus} (Part IV, the task).
+
+    Training: 100 sentences of every length from 5 to 22.  Test: 20 other sentences of every
+    length from 5 to 40, so lengths 23 to 40 are never seen in training.
+    """
+    low, high = TRAIN_LENGTHS
+    train, test = split(corpus(TRAIN_PER_LENGTH + TEST_PER_LENGTH, (low, high)), TEST_PER_LENGTH)
+    test.update(corpus(TEST_PER_LENGTH, (high + 1, TEST_LENGTHS[1]), seed=DATA_SEED + 1))
     return train, test

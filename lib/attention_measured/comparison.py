@@ -1,0 +1,121 @@
+"""Part IV's models side by side on the translation task: trained runs, accuracy against
+sentence length, and alignments (Part IV, the encoder-decoder and the Transformer assembled).
+
+Every model trains for the same 300 Adam steps of 32 sentences, drawn in the same order, on
+the same 1800 sentences of 5 to 22 words (:func:`translation.book_data`); the seed draws only
+the initial weights.  The test set has 20 sentences of every length from 5 to 40.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks, translation
+from .cache import remembered
+from .recurrent import KINDS, EncoderDecoder
+from .training import trained
+from .transformer import Transformer
+
+TRANSFORMERS = {
+    "Transformer": {},
+    "Transformer, pre-norm": {"norm_first": True},
+    "Transformer, no positions": {"positions": False},
+    "Transformer, no causal mask": {"causal": False},
+}
+MODELS = KINDS + tuple(TRANSFORMERS)
+RECURRENT_SIZES = {"embedding": 16, "hidden": 32, "units": 16, "batch": 32}
+TRANSFORMER_SIZES = {"width": 32, "heads": 2, "feed_forward": 64, "layers": 1, "batch": 32}
+STEPS = 300
+LEARNING_RATES = {"recurrent": 0.02, "Transformer": 0.005}
+SEEDS = (0, 1, 2)
+
+
+def book_model(name: str):
+    """The book's model ``name`` (one of :data:`MODELS`), sized for the translation task."""
+    checks.choice(name, "model", MODELS)
+    vocabularies = len(translation.SOURCE_WORDS), len(translation.TARGET_WORDS)
+    if name in TRANSFORMERS:
+        return Transformer(*vocabularies, **TRANSFORMER_SIZES, **TRANSFORMERS[name])
+    return EncoderDecoder(name, *vocabularies, **RECURRENT_SIZES)
+
+
+def learning_rate(name: str) -> float:
+    return LEARNING_RATES["Transformer" if name in TRANSFORMERS else "recurrent"]
+
+
+def run(name: str, seed: int):
+    """``name`` trained from ``seed``: (model, params, loss curve (300,)), remembered."""
+    model = book_model(name)
+    train = translation.book_data()[0]
+    params, curve = trained(model, checks.seed(seed), train, None, STEPS, learning_rate(name))
+    return model, params, curve
+
+
+@remembered
+def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
+    """Greedy translations of the test set by one trained model, measured per source length.
+
+    Returns "lengths" (5 to 40) and, per length n:
+
+    - "exact": the share of sentences translated exactly, </s> included;
+    - "words": the share of the n + 1 target positions right;
+    - "early": the share of outputs that write </s> before position n;
+    - "first_error": the mean position of the first wrong word, as a share of n (1 when the n
+      words are right);
+    - "aligned": the share of target words whose heaviest attention weight, under teacher
+      forcing, falls on the source word they translate (NaN for the fixed context).
+    """
+    model, params, _ = run(name, seed)
+    test = translation.book_data()[1]
+    lengths = np.array(sorted(test))
+    out = {key: [] for key in ("exact", "words", "early", "first_error", "aligned")}
+    for n in lengths:
+        corpus = test[n]
+        ids, _ = model.greedy(params, corpus.source)
+        right = ids == corpus.target
+        out["exact"].append(right.all(axis=1).mean())
+        out["words"].append(right.mean())
+        out["early"].append(
+            (ids[:, :n] == translation.TARGET_IDS[translation.EOS]).any(axis=1).mean()
+        )
+        wrong = ~right[:, :n]
+        first = np.where(wrong.any(axis=1), wrong.argmax(axis=1), n)
+        out["first_error"].append((first / n).mean())
+        if name == "fixed context":
+            out["aligned"].append(np.nan)
+        else:
+            weights = model.weights(params, corpus.source, corpus.target)
+            out["aligned"].append((weights[:, :-1].argmax(axis=-1) == corpus.alignment).mean())
+    return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
+
+
+def length_curves(names=MODELS, seeds=SEEDS) -> dict:
+    """:func:`length_curve` of every model and seed, stacked: {"lengths": (L,), name: {measure:
+    (seeds, L)}}."""
+    curves = {name: [length_curve(name, seed) for seed in seeds] for name in names}
+    low, high = translation.TEST_LENGTHS
+    out = {"lengths": np.arange(low, high + 1)}
+    for name, runs in curves.items():
+        out[name] = {key: np.array([r[key] for r in runs]) for key in runs[0] if key != "lengths"}
+    return out
+
+
+def translate(name: str, seed: int, source) -> dict:
+    """One trained model's greedy translation of one source sentence (words or a string).
+
+    Returns "source" and "output" words, the "reference" translation and its "alignment",
+    and the "weights" (output words + 1, source words) where each output word looked (None for
+    the fixed context).  The output is read up to its first </s>; decoding stops after the
+    source length + 1 words.
+    """
+    pair = translation.translate(source)
+    model, params, _ = run(name, seed)
+    ids, weights = model.greedy(params, translation.encode_source(pair.source)[None, :])
+    output = translation.decode_target(ids[0])
+    return {
+        "source": pair.source,
+        "output": output,
+        "reference": pair.target,
+        "alignment": pair.alignment,
+        "weights": None if weights is None else weights[0],
+    }

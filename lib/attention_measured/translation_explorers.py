@@ -1,0 +1,226 @@
+"""Part IV's explorers: a sentence pair with its alignment, one model's translation of a chosen
+sentence, and every model's accuracy at a chosen length.
+
+Each only draws and describes what :mod:`attention_measured.translation` and
+:mod:`attention_measured.comparison` compute, and hands the two to
+:mod:`attention_measured.twins`, live or as a static twin.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from . import book, comparison, plots, translation
+from .twins import Control, live, static_twin
+
+ATTENTION_MODELS = ["Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
+CURVE_MODELS = ["fixed context", "Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
+CURVE_COLOURS = dict(
+    zip(CURVE_MODELS, [plots.NEUTRAL, plots.RUNS[0], plots.AFTER, "#56B4E9", plots.RUNS[1]])
+)
+TWIN_SENTENCE_LENGTHS = [8, 12, 16, 20, 26]  # the twin's sentences: test sentence 0 of each
+TWIN_LENGTHS = [5, 10, 15, 20, 22, 25, 30, 35, 40]
+
+
+def test_sentence(length: int, index: int = 0) -> tuple[str, ...]:
+    """The source words of test sentence ``index`` of ``length`` words."""
+    test = translation.book_data()[1]
+    length = checks_length(length)
+    corpus = test[length]
+    if not 0 <= index < len(corpus.source):
+        raise ValueError(f"index must be from 0 to {len(corpus.source) - 1}, got {index}")
+    return tuple(translation.SOURCE_WORDS[i] for i in corpus.source[index])
+
+
+def checks_length(length: int) -> int:
+    low, high = translation.TEST_LENGTHS
+    if (
+        isinstance(length, bool)
+        or not isinstance(length, (int, np.integer))
+        or not low <= length <= high
+    ):
+        raise ValueError(
+            f"length must be a whole number of words from {low} to {high}, got {length!r}"
+        )
+    return int(length)
+
+
+# ------------------------------------------------------------------ a sentence pair
+@plots.styled
+def render_pair(source):
+    """The source words above their translation, a line from each target word to the source word
+    it translates (Part IV, the task)."""
+    pair = translation.translate(source)
+    n = len(pair.source)
+    fig, ax = plots.figure(height=1.5)
+    for row, words in ((1, pair.source), (0, pair.target)):
+        for j, word in enumerate(words):
+            ax.text(
+                j, row, word, ha="center", va="center", fontsize=9, rotation=90 if n > 14 else 0
+            )
+    for i, j in enumerate(pair.alignment):
+        crossed = i != j
+        ax.plot([j, i], [0.82, 0.18], color=plots.MARKER if crossed else plots.NEUTRAL, lw=1.2)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_ylim(-0.35, 1.35)
+    ax.set_yticks([0, 1], ["target", "source"])
+    ax.set_xticks([])
+    ax.grid(False)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+# ------------------------------------------------------------------ one model, one sentence
+@plots.styled
+def render_alignment(model: str, length: int = 12, seed: int = 0):
+    """Where each output word looked: the model's attention while it translates greedily, with
+    the true alignment ringed."""
+    r = comparison.translate(model, seed, test_sentence(length))
+    words = list(r["output"])
+    shown = len(words) + 1  # the output words and the step that wrote </s> (or the last step)
+    weights = r["weights"][:shown]
+    fig, ax = plots.figure(height=1.2 + 0.16 * shown)
+    rows = words + ["</s>" if shown <= len(r["weights"]) else "…"]
+    plots.heatmap(ax, weights, rows[: len(weights)], list(r["source"]), title=model, colorbar=False)
+    ax.set_xlabel("source word")
+    ax.set_ylabel("output word")
+    truth = [(i, j) for i, j in enumerate(r["alignment"]) if i < len(weights)]
+    ax.scatter(
+        [j for _, j in truth],
+        [i for i, _ in truth],
+        s=30,
+        facecolors="none",
+        edgecolors=plots.MARKER,
+        linewidths=1.2,
+    )
+    return fig
+
+
+def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
+    r = comparison.translate(model, seed, test_sentence(length))
+    reference, output = r["reference"], r["output"]
+    right = sum(a == b for a, b in zip(output, reference))
+    heaviest = r["weights"][: len(reference)].argmax(axis=1)
+    on_truth = int(np.sum(heaviest == np.array(r["alignment"])))
+    lines = [f"{model}, seed {seed}, test sentence of {length} words"]
+    for label, words in (("source", r["source"]), ("output", output), ("reference", reference)):
+        lines += textwrap.wrap(f"{label}: {' '.join(words)}", book.WIDTH, subsequent_indent="  ")
+    n = len(reference)
+    lines.append(
+        f"exact: {'yes' if tuple(output) == tuple(reference) else 'no'}; {right} of {n} words right"
+    )
+    lines.append(f"heaviest weight on the word being translated: {on_truth} of {n} words")
+    return "\n".join(lines)
+
+
+def pick_a_sentence(static: bool = False):
+    """Pick a model and a test sentence; see where each output word looked."""
+    if static:
+        controls = {
+            "model": Control("model", ATTENTION_MODELS),
+            "length": Control("sentence length", TWIN_SENTENCE_LENGTHS, 12),
+        }
+        return static_twin(
+            "pick-a-sentence",
+            controls,
+            render_alignment,
+            describe_alignment,
+            alt="A matrix of attention weights: one row per output word, one column per source "
+            "word, darker where the word looked; circles mark the source word each target word "
+            "truly translates.",
+        )
+    import ipywidgets as w
+
+    low, high = translation.TEST_LENGTHS
+    return live(
+        {
+            "model": w.Dropdown(options=ATTENTION_MODELS, description="model"),
+            "length": w.IntSlider(12, low, high, description="length"),
+            "seed": w.Dropdown(options=list(comparison.SEEDS), description="seed"),
+        },
+        render_alignment,
+        describe_alignment,
+    )
+
+
+# ------------------------------------------------------------------ every model, one length
+MEASURES = {
+    "exact": "sentences exactly right",
+    "words": "words right",
+    "aligned": "heaviest weight on the true word",
+    "early": "outputs ended too early",
+}
+
+
+def plot_lengths(ax, names=CURVE_MODELS, measure: str = "exact", length: int | None = None):
+    """One measure of :func:`comparison.length_curve` against sentence length on ``ax``: each
+    model's mean over seeds, and a band from its worst seed to its best; lengths never seen in
+    training shaded; a dotted line at ``length`` if given."""
+    curves = comparison.length_curves(names)
+    lengths = curves["lengths"]
+    ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
+    ax.text(
+        translation.TRAIN_LENGTHS[1] + 1, 1.02, "never seen in training", fontsize=9, va="bottom"
+    )
+    for name in names:
+        values = curves[name][measure]
+        colour = CURVE_COLOURS.get(name, plots.INK)
+        ax.fill_between(
+            lengths, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.2, lw=0
+        )
+        ax.plot(lengths, values.mean(axis=0), color=colour, label=name, lw=1.6)
+    if length is not None:
+        ax.axvline(checks_length(length), color=plots.INK, lw=1, ls=":")
+    ax.set_xlabel("source sentence length (words)")
+    ax.set_ylabel(MEASURES[measure])
+    ax.set_ylim(-0.02, 1.12)
+
+
+@plots.styled
+def render_lengths(length: int = 20):
+    """Exact-match accuracy against sentence length for every model, a line at the chosen
+    length."""
+    fig, ax = plots.figure(height=3.0)
+    plot_lengths(ax, CURVE_MODELS, "exact", length)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.45), ncol=2)
+    return fig
+
+
+def describe_lengths(length: int = 20) -> str:
+    curves = comparison.length_curves(CURVE_MODELS)
+    at = int(np.flatnonzero(curves["lengths"] == checks_length(length))[0])
+    seen = "seen" if length <= translation.TRAIN_LENGTHS[1] else "never seen"
+    lines = [
+        f"sentences of {length} words ({seen} in training); mean of {len(comparison.SEEDS)} seeds"
+    ]
+    for name in CURVE_MODELS:
+        exact, words = curves[name]["exact"][:, at], curves[name]["words"][:, at]
+        lines.append(
+            f"  {name:21s} exact {exact.mean():.2f} ({exact.min():.2f}-{exact.max():.2f}), "
+            f"words {words.mean():.2f}"
+        )
+    return "\n".join(lines)
+
+
+def slide_the_length(static: bool = False):
+    """A length slider over every model's accuracy curve."""
+    if static:
+        return static_twin(
+            "slide-the-length",
+            {"length": Control("length", TWIN_LENGTHS, 20)},
+            render_lengths,
+            describe_lengths,
+            alt="Exact-match accuracy against source length for five models, with a dotted line "
+            "at the chosen length; lengths past 22 are shaded as never seen in training.",
+        )
+    import ipywidgets as w
+
+    low, high = translation.TEST_LENGTHS
+    return live(
+        {"length": w.IntSlider(20, low, high, description="length")},
+        render_lengths,
+        describe_lengths,
+    )
