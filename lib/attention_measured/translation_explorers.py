@@ -163,7 +163,7 @@ def plot_lengths(ax, names=CURVE_MODELS, measure: str = "exact", length: int | N
     lengths = curves["lengths"]
     ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
     ax.text(
-        translation.TRAIN_LENGTHS[1] + 1, 1.02, "never seen in training", fontsize=9, va="bottom"
+        translation.TRAIN_LENGTHS[1] + 1, 0.5, "never seen\nin training", fontsize=9, va="center"
     )
     for name in names:
         values = curves[name][measure]
@@ -185,7 +185,7 @@ def render_lengths(length: int = 20):
     length."""
     fig, ax = plots.figure(height=3.0)
     plot_lengths(ax, CURVE_MODELS, "exact", length)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(0.0, 0.45), ncol=2)
+    ax.legend(fontsize=8, loc="upper right")
     return fig
 
 
