@@ -8,6 +8,8 @@ the initial weights.  The test set has 20 sentences of every length from 5 to 40
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from . import checks, translation
@@ -43,12 +45,27 @@ def learning_rate(name: str) -> float:
     return LEARNING_RATES["Transformer" if name in TRANSFORMERS else "recurrent"]
 
 
+@remembered
+def _trained_and_timed(name: str, seed: int):
+    """(params, loss curve, seconds the training took on the machine that ran it)."""
+    train = translation.book_data()[0]
+    start = time.perf_counter()
+    params, curve = trained.uncached(
+        book_model(name), checks.seed(seed), train, None, STEPS, learning_rate(name)
+    )
+    return params, curve, time.perf_counter() - start
+
+
 def run(name: str, seed: int):
     """``name`` trained from ``seed``: (model, params, loss curve (300,)), remembered."""
-    model = book_model(name)
-    train = translation.book_data()[0]
-    params, curve = trained(model, checks.seed(seed), train, None, STEPS, learning_rate(name))
-    return model, params, curve
+    params, curve, _ = _trained_and_timed(name, seed)
+    return book_model(name), params, curve
+
+
+def training_seconds(name: str, seed: int) -> float:
+    """How long :func:`run` took to train ``name`` from ``seed``, on the machine that trained
+    it (remembered with the result, so a second call does not train again)."""
+    return _trained_and_timed(name, seed)[2]
 
 
 @remembered
