@@ -31,6 +31,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "recurrent",
     "transformer",
     "comparison",
+    "explanations",
     "sources",
 ]
 PRESENTATION = [

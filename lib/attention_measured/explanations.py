@@ -1,0 +1,169 @@
+"""Part V's measures: is attention an explanation?  Each test of the literature, written once, on
+arrays, so that every model of the book can be put through it (Part V, the measures).
+
+So far, the measures that need only a model's importances and, where a decision is involved, a
+function that re-runs the model:
+
+- :func:`rank_of_truth`, :func:`first_share`: where a known cause falls in a ranking (the
+  book's own test, possible because its tasks have a cause known by construction);
+- :func:`kendall_tau`: agreement of two rankings (Jain & Wallace 2019), SciPy's tau-b;
+- :func:`jensen_shannon`: the divergence between two sets of weights (Jain & Wallace 2019;
+  Wiegreffe & Pinter 2019), SciPy's distance squared, at most ln 2;
+- :func:`comprehensiveness`, :func:`sufficiency`: what the top-k steps of a ranking carry
+  (DeYoung et al. 2020, ERASER);
+- :func:`rollout`, :func:`attention_flow`: attention through several layers (Abnar & Zuidema
+  2020), the flow by NetworkX's maximum flow.
+
+Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import kendalltau
+
+from . import checks
+
+
+def _importance(values, name: str) -> np.ndarray:
+    values = checks.array(values, name)
+    if values.ndim != 2 or values.shape[1] < 1:
+        raise ValueError(f"{name} must be (N, T), one row of step importances per example")
+    return values
+
+
+def _truth(truth, importance: np.ndarray) -> np.ndarray:
+    truth = checks.integers(truth, "truth", 0, importance.shape[1] - 1)
+    if truth.shape != (importance.shape[0],):
+        raise ValueError(f"truth must hold one step per example, ({importance.shape[0]},)")
+    return truth
+
+
+def rank_of_truth(importance, truth) -> np.ndarray:
+    """Where the true cause falls in each example's ranking (Part V): (N,) ints, 0 = first.
+
+    importance: (N, T); truth: (N,) the step that decides each example.  A tie counts against
+    the method: the rank is the number of other steps at least as important as the truth.
+    """
+    importance = _importance(importance, "importance")
+    truth = _truth(truth, importance)
+    at_truth = np.take_along_axis(importance, truth[:, None], axis=1)
+    return (importance >= at_truth).sum(axis=1) - 1
+
+
+def first_share(importance, truth) -> float:
+    """The share of examples whose true cause a ranking puts first, ties counting against."""
+    return float(np.mean(rank_of_truth(importance, truth) == 0))
+
+
+def kendall_tau(first, second) -> np.ndarray:
+    """Kendall's tau-b between two importances of each example (Jain & Wallace 2019): (N,).
+
+    1: the same order; −1: reversed; NaN where a row is constant (no order to compare).
+    """
+    first, second = _importance(first, "first"), _importance(second, "second")
+    if first.shape != second.shape:
+        raise ValueError(f"the two importances differ in shape: {first.shape}, {second.shape}")
+    return np.array([kendalltau(a, b).statistic for a, b in zip(first, second)])
+
+
+def jensen_shannon(p, q) -> np.ndarray:
+    """The Jensen–Shannon divergence between weight rows, in nats: (N,), from 0 to ln 2.
+
+    p, q: (N, T), each row non-negative with a positive sum (rows are normalised).  SciPy's
+    ``jensenshannon`` returns the distance, the divergence's square root.
+    """
+    p, q = _importance(p, "p"), _importance(q, "q")
+    if p.shape != q.shape:
+        raise ValueError(f"p and q differ in shape: {p.shape}, {q.shape}")
+    if np.any(p < 0) or np.any(q < 0) or np.any(p.sum(axis=1) <= 0) or np.any(q.sum(axis=1) <= 0):
+        raise ValueError("weights must be non-negative with a positive sum in every row")
+    return jensenshannon(p, q, axis=1) ** 2
+
+
+def _top_k_mask(importance: np.ndarray, k: int) -> np.ndarray:
+    """(N, T) boolean, True on each row's k most important steps (ties: the earlier step)."""
+    order = np.argsort(-importance, axis=1, kind="stable")[:, :k]
+    mask = np.zeros(importance.shape, dtype=bool)
+    np.put_along_axis(mask, order, True, axis=1)
+    return mask
+
+
+def _check_k(k, importance: np.ndarray) -> int:
+    return checks.integer(k, "k", 1, importance.shape[1])
+
+
+def comprehensiveness(predict, importance, k: int) -> np.ndarray:
+    """p(full input) − p(input without its top-k steps), per example (DeYoung et al. 2020): (N,).
+
+    predict(keep) returns the model's probability of its original decision, (N,), for a
+    boolean ``keep`` (N, T) of the steps it may read.  Large: the top steps carried the
+    decision.
+    """
+    importance = _importance(importance, "importance")
+    top = _top_k_mask(importance, _check_k(k, importance))
+    full = np.ones(importance.shape, dtype=bool)
+    return np.asarray(predict(full), dtype=float) - np.asarray(predict(~top), dtype=float)
+
+
+def sufficiency(predict, importance, k: int) -> np.ndarray:
+    """p(full input) − p(top-k steps alone), per example (DeYoung et al. 2020): (N,).
+
+    Small (or negative): the top steps suffice for the decision.
+    """
+    importance = _importance(importance, "importance")
+    top = _top_k_mask(importance, _check_k(k, importance))
+    full = np.ones(importance.shape, dtype=bool)
+    return np.asarray(predict(full), dtype=float) - np.asarray(predict(top), dtype=float)
+
+
+def _layers(attentions) -> np.ndarray:
+    attentions = checks.array(attentions, "attentions")
+    if attentions.ndim != 3 or attentions.shape[1] != attentions.shape[2]:
+        raise ValueError(
+            "attentions must be (layers, T, T): each layer's weights, rows summing to 1"
+        )
+    if np.any(attentions < 0) or not np.allclose(attentions.sum(axis=2), 1.0):
+        raise ValueError("each row of attention weights must be non-negative and sum to 1")
+    return attentions
+
+
+def _with_residual(attentions: np.ndarray) -> np.ndarray:
+    """0.5 A + 0.5 I per layer: the residual connection as attention to oneself."""
+    return 0.5 * attentions + 0.5 * np.eye(attentions.shape[1])
+
+
+def rollout(attentions) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020): (T, T), row i the share of each input position
+    in output position i after all layers.
+
+    attentions: (layers, T, T), first layer first.  Each layer's weights are mixed half and half
+    with the identity (the residual connection) and the layers multiplied, the last on the left.
+    """
+    mixed = _with_residual(_layers(attentions))
+    total = np.eye(mixed.shape[1])
+    for layer in mixed:
+        total = layer @ total
+    return total
+
+
+def attention_flow(attentions) -> np.ndarray:
+    """Attention flow (Abnar & Zuidema 2020): (T, T), the maximum flow from each output position
+    of the last layer to each input position, through a graph whose edges carry the weights
+    (mixed with the residual as in :func:`rollout`) as capacities.  Uses NetworkX.
+    """
+    mixed = _with_residual(_layers(attentions))
+    layers, steps = mixed.shape[0], mixed.shape[1]
+    graph = nx.DiGraph()
+    for layer in range(layers):  # node (l, j): position j after layer l; (0, j) is the input
+        for i in range(steps):
+            for j in range(steps):
+                if mixed[layer, i, j] > 0:
+                    graph.add_edge((layer + 1, i), (layer, j), capacity=float(mixed[layer, i, j]))
+    flow = np.zeros((steps, steps))
+    for i in range(steps):
+        for j in range(steps):
+            flow[i, j] = nx.maximum_flow_value(graph, (layers, i), (0, j))
+    return flow

@@ -1,0 +1,79 @@
+"""Part V's measures, each against a case worked by hand or the library it wraps."""
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from attention_measured import explanations as X
+
+
+def test_the_rank_of_the_true_cause_counts_ties_against_the_method():
+    importance = np.array([[0.1, 0.5, 0.4], [0.5, 0.5, 0.1], [0.9, 0.05, 0.05]])
+    np.testing.assert_array_equal(X.rank_of_truth(importance, [2, 0, 0]), [1, 1, 0])
+    assert X.first_share(importance, [2, 0, 0]) == pytest.approx(1 / 3)
+
+
+def test_kendall_tau_is_scipys_row_by_row():
+    rng = np.random.RandomState(0)
+    a, b = rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
+    expected = [kendalltau(x, y).statistic for x, y in zip(a, b)]
+    np.testing.assert_allclose(X.kendall_tau(a, b), expected)
+    np.testing.assert_allclose(X.kendall_tau([[1, 2, 3]], [[3, 2, 1]]), [-1.0])
+
+
+def test_jensen_shannon_is_zero_for_equal_weights_and_ln2_for_disjoint_ones():
+    np.testing.assert_allclose(X.jensen_shannon([[0.2, 0.8]], [[0.2, 0.8]]), [0.0], atol=1e-15)
+    np.testing.assert_allclose(X.jensen_shannon([[1.0, 0.0]], [[0.0, 1.0]]), [np.log(2)])
+    # by hand: M = (0.5, 0.5); KL(p || M) = 0.75 ln 1.5 + 0.25 ln 0.5, and the same for q
+    kl = 0.75 * np.log(1.5) + 0.25 * np.log(0.5)
+    np.testing.assert_allclose(X.jensen_shannon([[0.75, 0.25]], [[0.25, 0.75]]), [kl])
+
+
+def test_comprehensiveness_and_sufficiency_on_an_additive_model():
+    evidence = np.array([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]])
+
+    def predict(keep):  # the probability is the evidence the model may read
+        return (evidence * keep).sum(axis=1)
+
+    np.testing.assert_allclose(X.comprehensiveness(predict, evidence, 1), [0.6, 0.5])
+    np.testing.assert_allclose(X.sufficiency(predict, evidence, 1), [0.4, 0.5])
+    np.testing.assert_allclose(X.comprehensiveness(predict, evidence, 3), [1.0, 1.0])
+    np.testing.assert_allclose(X.sufficiency(predict, evidence, 3), [0.0, 0.0])
+
+
+def test_rollout_and_flow_on_two_layers_worked_by_hand():
+    even = np.full((2, 2, 2), 0.5)  # two layers, every position reading both evenly
+    # with the residual, each layer is [[0.75, 0.25], [0.25, 0.75]]
+    np.testing.assert_allclose(X.rollout(even), [[0.625, 0.375], [0.375, 0.625]])
+    # flow from output 0 to input 0: 0.75 through (1, 0) and 0.25 through (1, 1);
+    # to input 1: min(0.75, 0.25) + min(0.25, 0.75)
+    np.testing.assert_allclose(X.attention_flow(even), [[1.0, 0.5], [0.5, 1.0]])
+    one = np.array([[[0.9, 0.1], [0.3, 0.7]]])
+    np.testing.assert_allclose(X.attention_flow(one), 0.5 * one[0] + 0.5 * np.eye(2))
+    np.testing.assert_allclose(X.rollout(one).sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: X.rank_of_truth([[0.1, 0.2]], [2]), "truth"),
+        (lambda: X.rank_of_truth([0.1, 0.2], [0]), "importance"),
+        (lambda: X.kendall_tau([[1, 2]], [[1, 2, 3]]), "shape"),
+        (lambda: X.jensen_shannon([[-0.1, 1.1]], [[0.5, 0.5]]), "non-negative"),
+        (lambda: X.comprehensiveness(lambda keep: keep.sum(1), [[0.1, 0.2]], 3), "k"),
+        (lambda: X.rollout(np.full((1, 2, 2), 0.7)), "sum to 1"),
+        (lambda: X.attention_flow(np.ones((2, 3))), "layers"),
+    ],
+)
+def test_bad_input_is_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_rollout_multiplies_the_later_layer_on_the_left():
+    first = np.array([[1.0, 0.0], [0.5, 0.5]])
+    second = np.array([[0.2, 0.8], [0.6, 0.4]])
+    mixed = [0.5 * a + 0.5 * np.eye(2) for a in (first, second)]
+    expected = mixed[1] @ mixed[0]  # output position i, through layer 2, then layer 1
+    np.testing.assert_allclose(X.rollout(np.stack([first, second])), expected)
+    assert not np.allclose(expected, mixed[0] @ mixed[1])
