@@ -77,3 +77,64 @@ def test_rollout_multiplies_the_later_layer_on_the_left():
     expected = mixed[1] @ mixed[0]  # output position i, through layer 2, then layer 1
     np.testing.assert_allclose(X.rollout(np.stack([first, second])), expected)
     assert not np.allclose(expected, mixed[0] @ mixed[1])
+
+
+# ------------------------------------------------------------------ measures that re-run a model
+VALUES = np.array([1.0, 0.0, 0.0, 0.0])  # a model whose output is the weight on step 0
+
+
+def weighted(weights):
+    return np.asarray(weights) @ VALUES
+
+
+def test_permutation_effect_is_the_median_over_the_same_shuffles():
+    weights = np.array([[0.7, 0.1, 0.1, 0.1], [0.25, 0.25, 0.25, 0.25]])
+    rng = np.random.RandomState(3)
+    changes = []
+    for _ in range(50):  # the loop the function runs, written out
+        order = np.argsort(rng.random_sample(weights.shape), axis=1)
+        changes.append(
+            np.abs(weighted(np.take_along_axis(weights, order, axis=1)) - weighted(weights))
+        )
+    np.testing.assert_allclose(
+        X.permutation_effect(weighted, weights, 50, seed=3), np.median(changes, axis=0)
+    )
+    assert X.permutation_effect(weighted, weights, 50)[1] == 0.0  # even weights: shuffling is idle
+
+
+def test_zeroing_the_heaviest_flips_where_a_random_step_does_not():
+    weights = np.array([[0.6, 0.2, 0.1, 0.1], [0.55, 0.05, 0.2, 0.2]])
+    # zeroing step 0 sends p = w_0 to 0: both flip; zeroing another raises w_0: neither flips
+    assert X.heaviest_flips(weighted, weights) == (1.0, 0.0)
+
+
+def test_removed_to_flip_counts_the_steps_zeroed_before_the_decision_changes():
+    weights = np.array([[0.55, 0.15, 0.15, 0.15]])
+    by_weight = weights  # the heaviest first: step 0 goes first and the decision flips at once
+    np.testing.assert_allclose(X.removed_to_flip(weighted, weights, by_weight), [0.25])
+    last = np.array([[0.0, 3.0, 2.0, 1.0]])  # step 0 last: removing the others raises w_0
+    np.testing.assert_allclose(X.removed_to_flip(weighted, weights, last), [1.0])
+
+
+def test_adversarial_weights_keep_the_output_and_move_as_far_as_they_can():
+    weights = np.array([[0.4, 0.3, 0.2, 0.1]])
+    found, divergence = X.adversarial_weights(weighted, weights, epsilon=0.01)
+    assert abs(weighted(found)[0] - 0.4) <= 0.01 + 1e-9
+    assert 0.1 < divergence[0] <= np.log(2)
+    # a model that ignores its weights lets them go anywhere: near the ceiling ln 2 is possible
+    _, free = X.adversarial_weights(lambda w: np.zeros(len(w)), weights, epsilon=0.01)
+    assert free[0] > divergence[0] and free[0] > 0.4
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: X.permutation_effect(weighted, [[0.5, 0.6, 0.0, 0.0]]), "sum to 1"),
+        (lambda: X.adversarial_weights(weighted, [[0.25] * 4], epsilon=0.0), "epsilon"),
+        (lambda: X.removed_to_flip(weighted, [[0.25] * 4], [[1, 2, 3]]), "ranking"),
+        (lambda: X.heaviest_flips(weighted, [[1.0]]), "two steps"),
+    ],
+)
+def test_decision_measures_refuse_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,7 +1,7 @@
 """Part V's measures: is attention an explanation?  Each test of the literature, written once, on
 arrays, so that every model of the book can be put through it (Part V, the measures).
 
-So far, the measures that need only a model's importances and, where a decision is involved, a
+The measures that need only a model's importances and, where a decision is involved, a
 function that re-runs the model:
 
 - :func:`rank_of_truth`, :func:`first_share`: where a known cause falls in a ranking (the
@@ -12,7 +12,16 @@ function that re-runs the model:
 - :func:`comprehensiveness`, :func:`sufficiency`: what the top-k steps of a ranking carry
   (DeYoung et al. 2020, ERASER);
 - :func:`rollout`, :func:`attention_flow`: attention through several layers (Abnar & Zuidema
-  2020), the flow by NetworkX's maximum flow.
+  2020), the flow by NetworkX's maximum flow;
+- :func:`permutation_effect`, :func:`adversarial_weights`: how much the output moves when the
+  weights are shuffled, and how different weights can be while it stays put (Jain & Wallace
+  2019), the latter by SciPy's constrained optimiser;
+- :func:`heaviest_flips`, :func:`removed_to_flip`: decision flips when weights are zeroed
+  (Serrano & Smith 2019).
+
+The decision-based measures take ``predict(weights) -> p`` (N,), the model's probability of
+its decision when its attention weights (N, T) are replaced by the given ones; the decision is
+p ≥ 0.5.
 
 Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
 """
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+from scipy.optimize import minimize
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import kendalltau
 
@@ -167,3 +177,118 @@ def attention_flow(attentions) -> np.ndarray:
         for j in range(steps):
             flow[i, j] = nx.maximum_flow_value(graph, (layers, i), (0, j))
     return flow
+
+
+# ------------------------------------------------------------------ measures that re-run a model
+def _weights(weights) -> np.ndarray:
+    weights = _importance(weights, "weights")
+    if np.any(weights < 0) or not np.allclose(weights.sum(axis=1), 1.0):
+        raise ValueError("weights must be non-negative rows that sum to 1")
+    return weights
+
+
+def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.ndarray:
+    """The median |Δp| over ``draws`` random shuffles of each row's weights (Jain & Wallace
+    2019): (N,).  Small: the order of the weights, which step gets which, hardly matters."""
+    weights = _weights(weights)
+    draws = checks.integer(draws, "draws", 1)
+    rng = np.random.RandomState(checks.seed(seed))
+    base = np.asarray(predict(weights), dtype=float)
+    changes = np.empty((draws, len(weights)))
+    for d in range(draws):
+        order = np.argsort(rng.random_sample(weights.shape), axis=1)
+        changes[d] = np.abs(np.asarray(predict(np.take_along_axis(weights, order, axis=1))) - base)
+    return np.median(changes, axis=0)
+
+
+def _zeroed(weights: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The weights with each row's ``steps`` (N, k) set to zero and the rest renormalised."""
+    out = weights.copy()
+    np.put_along_axis(out, steps, 0.0, axis=1)
+    total = out.sum(axis=1, keepdims=True)
+    return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
+
+
+def heaviest_flips(predict, weights, seed: int = 0) -> tuple[float, float]:
+    """(share of decisions flipped by zeroing each row's heaviest weight, share flipped by
+    zeroing a random other step), the rest renormalised (Serrano & Smith 2019)."""
+    weights = _weights(weights)
+    if weights.shape[1] < 2:
+        raise ValueError("zeroing a weight needs at least two steps")
+    rng = np.random.RandomState(checks.seed(seed))
+    decision = np.asarray(predict(weights)) >= 0.5
+    heaviest = weights.argmax(axis=1)
+    other = (heaviest + 1 + rng.randint(weights.shape[1] - 1, size=len(weights))) % weights.shape[1]
+    flips = []
+    for steps in (heaviest, other):
+        changed = np.asarray(predict(_zeroed(weights, steps[:, None]))) >= 0.5
+        flips.append(float(np.mean(changed != decision)))
+    return flips[0], flips[1]
+
+
+def removed_to_flip(predict, weights, ranking) -> np.ndarray:
+    """The share of steps zeroed, most important first by ``ranking`` (N, T), before the
+    decision flips (Serrano & Smith 2019): (N,).  1.0 where it never flips before the last
+    step would have to go."""
+    weights = _weights(weights)
+    ranking = _importance(ranking, "ranking")
+    if ranking.shape != weights.shape:
+        raise ValueError(f"ranking must be shaped like the weights {weights.shape}")
+    order = np.argsort(-ranking, axis=1, kind="stable")
+    decision = np.asarray(predict(weights)) >= 0.5
+    steps = weights.shape[1]
+    removed = np.ones(len(weights))
+    for k in range(1, steps):
+        changed = np.asarray(predict(_zeroed(weights, order[:, :k]))) >= 0.5
+        first = (changed != decision) & (removed == 1.0)
+        removed[first] = k / steps
+    return removed
+
+
+def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weights as far from each row's as possible, in Jensen–Shannon divergence, while the
+    output moves by at most ``epsilon`` (Jain & Wallace 2019): (new weights (N, T), their
+    divergence (N,), at most ln 2).
+
+    Found row by row with SciPy's SLSQP over the softmax's scores, started once from the
+    trained weights pushed towards each step; the best start that keeps the output within
+    epsilon wins.  ``predict`` is called on one row at a time, shaped (1, T).
+    """
+    weights = _weights(weights)
+    epsilon = checks.real(epsilon, "epsilon", positive=True)
+    found = np.array([_adversarial_row(predict, row, epsilon) for row in weights])
+    return found, jensen_shannon(found, weights)
+
+
+def _spread(scores: np.ndarray) -> np.ndarray:
+    w = np.exp(scores - scores.max())
+    return w / w.sum()
+
+
+def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
+    """One row of :func:`adversarial_weights`: the best of one SLSQP run from each step."""
+
+    def output(w):
+        return float(np.asarray(predict(w[None]))[0])
+
+    base = output(row)
+    margin = 0.99 * epsilon  # the optimiser's tolerance stays inside epsilon
+    constraints = [
+        {"type": "ineq", "fun": lambda z: margin - (output(_spread(z)) - base)},
+        {"type": "ineq", "fun": lambda z: margin + (output(_spread(z)) - base)},
+    ]
+    best, best_value = row, 0.0
+    for start in range(len(row)):  # from the trained weights, pushed towards one step
+        scores = np.log(row + 1e-12)
+        scores[start] += 2.0
+        result = minimize(
+            lambda z: -float(jensenshannon(_spread(z), row) ** 2),
+            scores,
+            method="SLSQP",
+            constraints=constraints,
+        )
+        candidate = _spread(result.x)
+        value = float(jensenshannon(candidate, row) ** 2)
+        if abs(output(candidate) - base) <= epsilon and value > best_value:
+            best, best_value = candidate, value
+    return best
