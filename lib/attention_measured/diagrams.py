@@ -453,12 +453,14 @@ def transformer_layers():
         ],
         QUERY,
     )
+    _arrow(ax, (2.47, 2.12), (3.48, 1.62), WEIGHT)  # the encoder's output feeds cross-attention
+    _text(ax, 2.62, 2.02, "memory", colour=WEIGHT)
     alt = (
         "Left, an encoder layer: self-attention in which every position reads every other, then "
         "a feed-forward network applied to each position; each sublayer adds its input back and "
         "normalises. Right, a decoder layer: causal self-attention over the words written so "
-        "far, cross-attention to the encoder's output (the memory), then the feed-forward "
-        "network, each with the same residual and norm."
+        "far, cross-attention to the encoder's output (the memory, an arrow from the encoder's "
+        "output), then the feed-forward network, each with the same residual and norm."
     )
     return fig, alt
 

@@ -16,7 +16,7 @@ reorders them by three rules:
 Because every target word translates exactly one source word, each sentence comes with its
 true alignment: for target position i, the source position it translates.  The book measures a
 model's attention against it.  Sentences are drawn from a seed; lengths run from 5 words (one
-short clause) to 43 (four long clauses joined by "and").
+short clause) to 47 (four clauses of 11 words joined by "and").
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ DICTIONARY = {source: target for words in LEXICON.values() for source, target in
 SOURCE_IDS = {word: i for i, word in enumerate(SOURCE_WORDS)}
 TARGET_IDS = {word: i for i, word in enumerate(TARGET_WORDS)}
 
-SHORTEST, LONGEST = 5, 43  # one clause without adjectives or place; four clauses with both
+SHORTEST, LONGEST = 5, 47  # one clause without adjectives or place; four clauses with both
 TRAIN_LENGTHS = (5, 22)  # sentence lengths the models train on
 TEST_LENGTHS = (5, 40)  # the length curve, including lengths never seen in training
 TRAIN_PER_LENGTH, TEST_PER_LENGTH = 100, 20

@@ -18,7 +18,7 @@ from .twins import Control, live, static_twin
 ATTENTION_MODELS = ["Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
 CURVE_MODELS = ["fixed context", "Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
 CURVE_COLOURS = dict(
-    zip(CURVE_MODELS, [plots.NEUTRAL, plots.RUNS[0], plots.AFTER, "#56B4E9", plots.RUNS[1]])
+    zip(CURVE_MODELS, [plots.NEUTRAL, plots.RUNS[0], plots.AFTER, plots.MARKER, plots.RUNS[1]])
 )
 TWIN_SENTENCE_LENGTHS = [8, 12, 16, 20, 26]  # the twin's sentences: test sentence 0 of each
 TWIN_LENGTHS = [5, 10, 15, 20, 22, 25, 30, 35, 40]
@@ -162,9 +162,7 @@ def plot_lengths(ax, names=CURVE_MODELS, measure: str = "exact", length: int | N
     curves = comparison.length_curves(names)
     lengths = curves["lengths"]
     ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
-    ax.text(
-        translation.TRAIN_LENGTHS[1] + 1, 0.5, "never seen\nin training", fontsize=9, va="center"
-    )
+    ax.text(translation.TRAIN_LENGTHS[1] + 1, 1.08, "never seen in training", fontsize=9, va="top")
     for name in names:
         values = curves[name][measure]
         colour = CURVE_COLOURS.get(name, plots.INK)
@@ -185,7 +183,7 @@ def render_lengths(length: int = 20):
     length."""
     fig, ax = plots.figure(height=3.0)
     plot_lengths(ax, CURVE_MODELS, "exact", length)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="center right")
     return fig
 
 
