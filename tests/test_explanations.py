@@ -138,3 +138,33 @@ def test_adversarial_weights_keep_the_output_and_move_as_far_as_they_can():
 def test_decision_measures_refuse_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ------------------------------------------------------------------ the one interface
+def test_part_one_subject_gradients_match_finite_differences_and_its_own_forward():
+    from attention_measured import lesson
+
+    subject = X.lesson_subject(0)
+    heldout, stack = lesson.lesson_runs()
+    params = stack.select(0)
+    fwd = lesson.forward(params, heldout.inputs)
+    np.testing.assert_allclose(subject.predict(subject.weights), 1 / (1 + np.exp(-fwd.logit)))
+    x = heldout.inputs[:3].copy()
+    eps = 1e-6
+    for t in (0, 5, 11):
+        for c in range(2):
+            up, down = x.copy(), x.copy()
+            up[:, t, c] += eps
+            down[:, t, c] -= eps
+            numeric = (lesson.forward(params, up).logit - lesson.forward(params, down).logit) / (
+                2 * eps
+            )
+            np.testing.assert_allclose(subject._gradients[:3, t, c], numeric, atol=1e-7)
+    full = np.ones(subject.weights.shape, dtype=bool)
+    p = subject.predict(subject.weights)
+    np.testing.assert_allclose(subject.keep_predict(full), np.where(p >= 0.5, p, 1 - p))
+    assert X.first_share(subject.importance("leave one out"), subject.truth) > 0.5
+    for method in X.Subject.METHODS:
+        assert subject.importance(method).shape == (180, 12)
+    with pytest.raises(ValueError, match="method"):
+        subject.importance("saliency")

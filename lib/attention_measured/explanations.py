@@ -24,6 +24,8 @@ its decision when its attention weights (N, T) are replaced by the given ones; t
 p ≥ 0.5.
 
 Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
+:class:`Subject` puts a trained model behind the interface these measures take; so far
+:func:`lesson_subject` does it for Part I's network.
 """
 
 from __future__ import annotations
@@ -292,3 +294,78 @@ def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
         if abs(output(candidate) - base) <= epsilon and value > best_value:
             best, best_value = candidate, value
     return best
+
+
+# ------------------------------------------------------------------ one interface for every model
+class Subject:
+    """A trained model and the examples it is explained on, through the one interface every
+    measure above needs (Part V).  So far Part I's network (:func:`lesson_subject`).
+
+    - ``weights``: (N, T) the model's attention weights on each example;
+    - ``truth``: (N,) the step that decides each example, known by construction;
+    - ``predict(weights)``: (N,) the probability of label 1 with the given weights in place of
+      the model's own;
+    - ``keep_predict(keep)``: (N,) the probability of the model's own decision when it may read
+      only the steps where ``keep`` (N, T) is True (its weights renormalised over them);
+    - ``importance(method)``: (N, T) a ranking of the steps by ``"attention"``, ``"gradient"``
+      (|∂ logit / ∂ x_t|), ``"gradient × input"`` (|∂ logit / ∂ x_t · x_t|) or
+      ``"leave one out"`` (|p without step t − p|).
+    """
+
+    METHODS = ("attention", "gradient", "gradient × input", "leave one out")
+
+    def __init__(self, name, weights, truth, predict, keep_predict, gradients, inputs, loo):
+        self.name, self.weights, self.truth = name, weights, truth
+        self.predict, self.keep_predict = predict, keep_predict
+        self._gradients, self._inputs, self._loo = gradients, inputs, loo
+
+    def importance(self, method: str) -> np.ndarray:
+        method = checks.choice(method, "method", self.METHODS)
+        if method == "attention":
+            return self.weights
+        if method == "gradient":
+            return np.linalg.norm(self._gradients, axis=-1)
+        if method == "gradient × input":
+            return np.abs((self._gradients * self._inputs).sum(axis=-1))
+        return self._loo
+
+
+def lesson_subject(run: int = 0) -> Subject:
+    """Part I's network, run ``run`` (0 or 1: the lesson's runs 1 and 2), on the 180 held-out
+    sequences; the true cause of each label is its marked step."""
+    from . import lesson  # Part I
+
+    run = checks.index(run, "run", len(lesson.INIT_SEEDS))
+    heldout, stack = lesson.lesson_runs()
+    params = stack.select(run)
+    x = heldout.inputs  # (N, T, C)
+    fwd = lesson.forward(params, x)
+    score_direction, readout_direction = lesson.effective(params)
+    weights = fwd.weights
+
+    def logit_with(w):
+        return np.einsum("nt,ntc,c->n", np.asarray(w, dtype=float), x, readout_direction) + float(
+            params.bias
+        )
+
+    def predict(w):
+        return 1.0 / (1.0 + np.exp(-logit_with(w)))
+
+    decision = predict(weights) >= 0.5
+
+    def keep_predict(keep):
+        scores = np.where(keep, fwd.scores, -np.inf)
+        kept = np.exp(scores - scores.max(axis=1, keepdims=True))
+        p = predict(kept / kept.sum(axis=1, keepdims=True))
+        return np.where(decision, p, 1.0 - p)
+
+    # logit = r · Σ_t a_t x_t + b with a = softmax(u · x_t): ∂ logit / ∂ x_t =
+    # a_t r + a_t (r · x_t − r · x̄) u, x̄ = Σ_t a_t x_t
+    pooled = np.einsum("nt,ntc->nc", weights, x)
+    centred = np.einsum("ntc,c->nt", x, readout_direction) - (pooled @ readout_direction)[:, None]
+    gradients = weights[..., None] * (readout_direction + centred[..., None] * score_direction)
+    p, p_without = lesson.removal_effects(params, x)
+    loo = np.abs(p_without - p[:, None])
+    return Subject(
+        f"Part I, run {run + 1}", weights, heldout.markers, predict, keep_predict, gradients, x, loo
+    )
