@@ -36,13 +36,7 @@ import numpy as np
 
 from . import checks
 from .attention import softmax, softmax_backward
-
-
-def _normal(rng: np.random.RandomState, *shape) -> np.ndarray:
-    """Initial weights: normal with standard deviation 1/sqrt(fan-in), the last axis being the
-    input.
-    """
-    return rng.normal(0.0, 1.0 / np.sqrt(shape[-1]), size=shape)
+from .params import fan_in_normal
 
 
 def _check_states(h, s, needs_query: bool, name: str):
@@ -127,7 +121,7 @@ class FeedForward(Flavour):
         if self.per_position and steps < 1:
             raise ValueError("a per-position bias needs the number of steps")
         return {
-            self.key("w"): _normal(rng, key_size),
+            self.key("w"): fan_in_normal(rng, key_size),
             self.key("b"): np.zeros(steps if self.per_position else ()),
         }
 
@@ -163,9 +157,9 @@ class ContextVector(Flavour):
 
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
-            self.key("W"): _normal(rng, self.units, key_size),
+            self.key("W"): fan_in_normal(rng, self.units, key_size),
             self.key("b"): np.zeros(self.units),
-            self.key("u"): _normal(rng, self.units),
+            self.key("u"): fan_in_normal(rng, self.units),
         }
 
     def scores(self, p, h, s):
@@ -199,9 +193,9 @@ class Additive(Flavour):
 
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
-            self.key("W"): _normal(rng, self.units, query_size),
-            self.key("U"): _normal(rng, self.units, key_size),
-            self.key("v"): _normal(rng, self.units),
+            self.key("W"): fan_in_normal(rng, self.units, query_size),
+            self.key("U"): fan_in_normal(rng, self.units, key_size),
+            self.key("v"): fan_in_normal(rng, self.units),
         }
 
     def scores(self, p, h, s):
@@ -258,7 +252,7 @@ class General(Flavour):
         self.prefix = prefix
 
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {self.key("W"): _normal(rng, query_size, key_size)}
+        return {self.key("W"): fan_in_normal(rng, query_size, key_size)}
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -291,8 +285,8 @@ class Concat(Flavour):
 
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
-            self.key("W"): _normal(rng, self.units, query_size + key_size),
-            self.key("v"): _normal(rng, self.units),
+            self.key("W"): fan_in_normal(rng, self.units, query_size + key_size),
+            self.key("v"): fan_in_normal(rng, self.units),
         }
 
     def scores(self, p, h, s):
@@ -334,7 +328,7 @@ class Location(Flavour):
     def init(self, rng, key_size, query_size=0, steps=0):
         if steps < 1:
             raise ValueError("location scores need the number of steps")
-        return {self.key("W"): _normal(rng, steps, query_size)}
+        return {self.key("W"): fan_in_normal(rng, steps, query_size)}
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -408,8 +402,8 @@ class LocalP(LocalM):
 
     def init(self, rng, key_size, query_size=0, steps=0):
         own = {
-            self.key("W"): _normal(rng, self.units, query_size),
-            self.key("v"): _normal(rng, self.units),
+            self.key("W"): fan_in_normal(rng, self.units, query_size),
+            self.key("v"): fan_in_normal(rng, self.units),
         }
         return {**self.inner.init(rng, key_size, query_size, steps), **own}
 

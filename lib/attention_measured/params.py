@@ -43,3 +43,9 @@ class Params(dict):
     def __repr__(self) -> str:
         shapes = ", ".join(f"{name}: {np.shape(value)}" for name, value in self.items())
         return f"Params({shapes})"
+
+
+def fan_in_normal(rng: np.random.RandomState, *shape) -> np.ndarray:
+    """Initial weights of ``shape``: normal with standard deviation 1/sqrt(fan-in), the last axis
+    being the input (Part III's scores and Part IV's recurrent models)."""
+    return rng.normal(0.0, 1.0 / np.sqrt(shape[-1]), size=shape)

@@ -1,5 +1,5 @@
-"""Recurrent cells by hand, for Part IV's encoder-decoder (Part IV, the recurrent
-encoder-decoder).
+"""Recurrent networks by hand: the GRU cell, and the encoder-decoders built from it (Part IV,
+the encoder-decoder).  :class:`EncoderDecoder` documents the four kinds.
 
 A GRU cell (Cho et al. 2014) reads one step x and the previous state h and returns the next
 state.  Its parameters carry the names, shapes and gate order of torch's ``nn.GRUCell``, so
@@ -27,13 +27,7 @@ import numpy as np
 from . import checks, translation
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
-from .params import Params
-
-
-def _normal(rng: np.random.RandomState, *shape) -> np.ndarray:
-    """Normal weights with standard deviation 1/sqrt(fan-in), the last axis being the input."""
-    return rng.normal(0.0, 1.0 / np.sqrt(shape[-1]), size=shape)
-
+from .params import Params, fan_in_normal
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -222,12 +216,12 @@ class EncoderDecoder:
         if self.flavour is not None:
             p.update(self.flavour.init(rng, D, H))
         if self.kind == "Bahdanau":
-            p["init.weight"], p["init.bias"] = _normal(rng, H, H), np.zeros(H)
+            p["init.weight"], p["init.bias"] = fan_in_normal(rng, H, H), np.zeros(H)
         if self.kind.startswith("Luong"):
-            p["combine.weight"] = _normal(rng, H, D + H)
+            p["combine.weight"] = fan_in_normal(rng, H, D + H)
         features = H if self.kind.startswith("Luong") else H + D
         p["out.weight"], p["out.bias"] = (
-            _normal(rng, self.target_vocabulary, features),
+            fan_in_normal(rng, self.target_vocabulary, features),
             np.zeros(self.target_vocabulary),
         )
         return p

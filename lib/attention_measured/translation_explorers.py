@@ -27,14 +27,14 @@ TWIN_LENGTHS = [5, 10, 15, 20, 22, 25, 30, 35, 40]
 def test_sentence(length: int, index: int = 0) -> tuple[str, ...]:
     """The source words of test sentence ``index`` of ``length`` words."""
     test = translation.book_data()[1]
-    length = checks_length(length)
+    length = _checked_length(length)
     corpus = test[length]
     if not 0 <= index < len(corpus.source):
         raise ValueError(f"index must be from 0 to {len(corpus.source) - 1}, got {index}")
     return tuple(translation.SOURCE_WORDS[i] for i in corpus.source[index])
 
 
-def checks_length(length: int) -> int:
+def _checked_length(length: int) -> int:
     low, high = translation.TEST_LENGTHS
     if (
         isinstance(length, bool)
@@ -171,7 +171,7 @@ def plot_lengths(ax, names=CURVE_MODELS, measure: str = "exact", length: int | N
         )
         ax.plot(lengths, values.mean(axis=0), color=colour, label=name, lw=1.6)
     if length is not None:
-        ax.axvline(checks_length(length), color=plots.INK, lw=1, ls=":")
+        ax.axvline(_checked_length(length), color=plots.INK, lw=1, ls=":")
     ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel(MEASURES[measure])
     ax.set_ylim(-0.02, 1.12)
@@ -189,7 +189,7 @@ def render_lengths(length: int = 20):
 
 def describe_lengths(length: int = 20) -> str:
     curves = comparison.length_curves(CURVE_MODELS)
-    at = int(np.flatnonzero(curves["lengths"] == checks_length(length))[0])
+    at = int(np.flatnonzero(curves["lengths"] == _checked_length(length))[0])
     seen = "seen" if length <= translation.TRAIN_LENGTHS[1] else "never seen"
     lines = [
         f"sentences of {length} words ({seen} in training); mean of {len(comparison.SEEDS)} seeds"
