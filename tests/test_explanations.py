@@ -141,30 +141,76 @@ def test_decision_measures_refuse_bad_input(call, message):
 
 
 # ------------------------------------------------------------------ the one interface
-def test_part_one_subject_gradients_match_finite_differences_and_its_own_forward():
-    from attention_measured import lesson
+def test_outputs_of_several_classes_change_by_total_variation():
+    p = np.array([[0.7, 0.2, 0.1]])
+    q = np.array([[0.1, 0.2, 0.7]])
+    np.testing.assert_allclose(X.output_change(p, q), [0.6])
+    np.testing.assert_allclose(X.output_change([0.9], [0.6]), [0.3])  # binary: |Δp|
+    with pytest.raises(ValueError, match="probabilities"):
+        X.output_change(np.ones((1, 2, 2)), np.ones((1, 2, 2)))
 
-    subject = X.lesson_subject(0)
-    heldout, stack = lesson.lesson_runs()
-    params = stack.select(0)
-    fwd = lesson.forward(params, heldout.inputs)
-    np.testing.assert_allclose(subject.predict(subject.weights), 1 / (1 + np.exp(-fwd.logit)))
-    x = heldout.inputs[:3].copy()
-    eps = 1e-6
-    for t in (0, 5, 11):
-        for c in range(2):
-            up, down = x.copy(), x.copy()
-            up[:, t, c] += eps
-            down[:, t, c] -= eps
-            numeric = (lesson.forward(params, up).logit - lesson.forward(params, down).logit) / (
-                2 * eps
-            )
-            np.testing.assert_allclose(subject._gradients[:3, t, c], numeric, atol=1e-7)
-    full = np.ones(subject.weights.shape, dtype=bool)
-    p = subject.predict(subject.weights)
-    np.testing.assert_allclose(subject.keep_predict(full), np.where(p >= 0.5, p, 1 - p))
-    assert X.first_share(subject.importance("leave one out"), subject.truth) > 0.5
-    for method in X.Subject.METHODS:
-        assert subject.importance(method).shape == (180, 12)
+
+def test_flow_from_a_query_is_the_flow_from_the_position_it_reads():
+    layers = np.array([[[0.9, 0.1, 0.0], [0.3, 0.4, 0.3], [0.0, 0.2, 0.8]]] * 2)
+    every = X.attention_flow(layers)
+    np.testing.assert_allclose(X.attention_flow(layers, query=[0.0, 1.0, 0.0]), every[1])
+    spread = X.attention_flow(layers, query=[0.5, 0.5, 0.0])
+    capped = np.minimum(0.5, every[:2])  # what each of the query's two edges can pass on
+    assert np.all(spread <= capped.sum(axis=0) + 1e-12)
+    assert np.all(spread >= capped.max(axis=0) - 1e-12)
+    with pytest.raises(ValueError, match="one weight per position"):
+        X.attention_flow(layers, query=[0.5, 0.5])
+
+
+def additive_subject(**options):
+    """Three steps whose values are 2, 0, −1: logit = Σ_t a_t v_t, the input scales v_t."""
+    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
+
+    def logits(weights=None, keep=None, scale=None):
+        v = values if scale is None else values * scale
+        if weights is None:
+            a = np.ones(values.shape) if keep is None else np.where(keep, 1.0, 0.0)
+            weights = a / a.sum(axis=1, keepdims=True)
+        logit = (weights * v).sum(axis=1)
+        return np.stack([np.zeros_like(logit), logit], axis=1)
+
+    return X.Subject("additive", np.full((2, 3), 1 / 3), logits, **options)
+
+
+def test_subject_rankings_on_an_additive_model_worked_by_hand():
+    subject = additive_subject(truth=[0, 1])
+    np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-np.array([1 / 3, 1.5]))))
+    assert list(subject.decision) == [1, 1]
+    # the decision's log-odds is the logit: ∂/∂a_t = v_t, and x_t ∂/∂x_t = a_t v_t
+    np.testing.assert_allclose(subject.importance("gradient"), [[2, 0, 1], [1, 3, 0.5]])
+    np.testing.assert_allclose(
+        subject.importance("gradient × input"), [[2, 0, 1], [1, 3, 0.5]] / np.array(3.0)
+    )
+    np.testing.assert_allclose(
+        subject.importance("attention × gradient"), subject.importance("gradient × input")
+    )
+    p = subject.probabilities[:, 1]
+    without_0 = 1 / (1 + np.exp(0.5))  # steps 1 and 2 left: (0 − 1) / 2
+    assert subject.importance("leave one out")[0, 0] == pytest.approx(abs(p[0] - without_0))
+    assert X.first_share(subject.importance("gradient"), subject.truth) == 1.0
+    assert X.first_share(subject.importance("attention"), subject.truth) == 0.0  # all tied
+
+
+def test_subject_says_why_it_cannot():
+    subject = additive_subject(cannot={"replace": "no weights of its own"})
+    assert subject.supports("gradient") == "no weights of its own"
+    assert subject.supports("leave one out") is None
+    assert "one layer" in subject.supports("rollout")
+    assert subject.truth is None and "truth" in subject.cannot
+    with pytest.raises(ValueError, match="no weights of its own"):
+        subject.importance("attention × gradient")
+    with pytest.raises(ValueError, match="no weights of its own"):
+        subject.predict(subject.weights)
     with pytest.raises(ValueError, match="method"):
         subject.importance("saliency")
+    with pytest.raises(ValueError, match="keep"):
+        subject.keep_predict(np.ones((2, 4), dtype=bool))
+    with pytest.raises(ValueError, match="cannot names"):
+        additive_subject(cannot={"permute": "why"})
+    with pytest.raises(ValueError, match="layers"):
+        additive_subject(layers=np.ones((2, 1, 3, 2)))

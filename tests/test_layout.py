@@ -32,6 +32,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "transformer",
     "comparison",
     "explanations",
+    "subjects",
     "sources",
 ]
 PRESENTATION = [

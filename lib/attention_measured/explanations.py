@@ -19,13 +19,14 @@ function that re-runs the model:
 - :func:`heaviest_flips`, :func:`removed_to_flip`: decision flips when weights are zeroed
   (Serrano & Smith 2019).
 
-The decision-based measures take ``predict(weights) -> p`` (N,), the model's probability of
-its decision when its attention weights (N, T) are replaced by the given ones; the decision is
-p ≥ 0.5.
+The decision-based measures take ``predict(weights)``, the model's output when its attention
+weights (N, T) are replaced by the given ones: (N,) probabilities of label 1 or (N, K) class
+probabilities; the decision is the most probable class, and an output's change is the total
+variation distance (:func:`output_change`).
 
 Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
-:class:`Subject` puts a trained model behind the interface these measures take; so far
-:func:`lesson_subject` does it for Part I's network.
+:class:`Subject` puts a trained model behind the interface these measures take, and ranks its
+steps by every method; :mod:`attention_measured.subjects` builds one for each model.
 """
 
 from __future__ import annotations
@@ -161,10 +162,14 @@ def rollout(attentions) -> np.ndarray:
     return total
 
 
-def attention_flow(attentions) -> np.ndarray:
+def attention_flow(attentions, query=None) -> np.ndarray:
     """Attention flow (Abnar & Zuidema 2020): (T, T), the maximum flow from each output position
     of the last layer to each input position, through a graph whose edges carry the weights
     (mixed with the residual as in :func:`rollout`) as capacities.  Uses NetworkX.
+
+    query: optional (T,) weights of one more attention that reads the last layer (as a
+    decoder's word reads the encoder); then the result is (T,), the flow from that query, whose
+    edges carry its weights, to each input position.
     """
     mixed = _with_residual(_layers(attentions))
     layers, steps = mixed.shape[0], mixed.shape[1]
@@ -174,6 +179,13 @@ def attention_flow(attentions) -> np.ndarray:
             for j in range(steps):
                 if mixed[layer, i, j] > 0:
                     graph.add_edge((layer + 1, i), (layer, j), capacity=float(mixed[layer, i, j]))
+    if query is not None:
+        query = _weights(np.asarray(query, dtype=float)[None])[0]
+        if len(query) != steps:
+            raise ValueError(f"query must hold one weight per position, ({steps},)")
+        for j in np.flatnonzero(query > 0):
+            graph.add_edge("query", (layers, int(j)), capacity=float(query[j]))
+        return np.array([nx.maximum_flow_value(graph, "query", (0, j)) for j in range(steps)])
     flow = np.zeros((steps, steps))
     for i in range(steps):
         for j in range(steps):
@@ -189,17 +201,41 @@ def _weights(weights) -> np.ndarray:
     return weights
 
 
+def distribution(output) -> np.ndarray:
+    """A model's output as class probabilities (N, K): (N,) probabilities of label 1 become
+    two columns, (1 − p, p); (N, K) rows are returned as they are."""
+    output = np.asarray(output, dtype=float)
+    if output.ndim == 1:
+        return np.stack([1.0 - output, output], axis=1)
+    if output.ndim != 2:
+        raise ValueError(f"an output must be (N,) or (N, K) probabilities, got {output.shape}")
+    return output
+
+
+def output_change(first, second) -> np.ndarray:
+    """The total variation distance between two outputs, per example: (N,), from 0 to 1.  For a
+    binary output it is |Δp|; Jain & Wallace (2019) use it for several classes."""
+    return 0.5 * np.abs(distribution(first) - distribution(second)).sum(axis=1)
+
+
+def _decisions(output) -> np.ndarray:
+    return distribution(output).argmax(axis=1)
+
+
 def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.ndarray:
-    """The median |Δp| over ``draws`` random shuffles of each row's weights (Jain & Wallace
-    2019): (N,).  Small: the order of the weights, which step gets which, hardly matters."""
+    """The median output change over ``draws`` random shuffles of each row's weights (Jain &
+    Wallace 2019): (N,).  Small: which step gets which weight hardly matters.
+
+    predict(weights (N, T)) returns the output, (N,) or (N, K); see :func:`output_change`.
+    """
     weights = _weights(weights)
     draws = checks.integer(draws, "draws", 1)
     rng = np.random.RandomState(checks.seed(seed))
-    base = np.asarray(predict(weights), dtype=float)
+    base = predict(weights)
     changes = np.empty((draws, len(weights)))
     for d in range(draws):
         order = np.argsort(rng.random_sample(weights.shape), axis=1)
-        changes[d] = np.abs(np.asarray(predict(np.take_along_axis(weights, order, axis=1))) - base)
+        changes[d] = output_change(predict(np.take_along_axis(weights, order, axis=1)), base)
     return np.median(changes, axis=0)
 
 
@@ -213,17 +249,18 @@ def _zeroed(weights: np.ndarray, steps: np.ndarray) -> np.ndarray:
 
 def heaviest_flips(predict, weights, seed: int = 0) -> tuple[float, float]:
     """(share of decisions flipped by zeroing each row's heaviest weight, share flipped by
-    zeroing a random other step), the rest renormalised (Serrano & Smith 2019)."""
+    zeroing a random other step), the rest renormalised (Serrano & Smith 2019).  The decision
+    is the most probable class."""
     weights = _weights(weights)
     if weights.shape[1] < 2:
         raise ValueError("zeroing a weight needs at least two steps")
     rng = np.random.RandomState(checks.seed(seed))
-    decision = np.asarray(predict(weights)) >= 0.5
+    decision = _decisions(predict(weights))
     heaviest = weights.argmax(axis=1)
     other = (heaviest + 1 + rng.randint(weights.shape[1] - 1, size=len(weights))) % weights.shape[1]
     flips = []
     for steps in (heaviest, other):
-        changed = np.asarray(predict(_zeroed(weights, steps[:, None]))) >= 0.5
+        changed = _decisions(predict(_zeroed(weights, steps[:, None])))
         flips.append(float(np.mean(changed != decision)))
     return flips[0], flips[1]
 
@@ -237,11 +274,11 @@ def removed_to_flip(predict, weights, ranking) -> np.ndarray:
     if ranking.shape != weights.shape:
         raise ValueError(f"ranking must be shaped like the weights {weights.shape}")
     order = np.argsort(-ranking, axis=1, kind="stable")
-    decision = np.asarray(predict(weights)) >= 0.5
+    decision = _decisions(predict(weights))
     steps = weights.shape[1]
     removed = np.ones(len(weights))
     for k in range(1, steps):
-        changed = np.asarray(predict(_zeroed(weights, order[:, :k]))) >= 0.5
+        changed = _decisions(predict(_zeroed(weights, order[:, :k])))
         first = (changed != decision) & (removed == 1.0)
         removed[first] = k / steps
     return removed
@@ -249,8 +286,8 @@ def removed_to_flip(predict, weights, ranking) -> np.ndarray:
 
 def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """Weights as far from each row's as possible, in Jensen–Shannon divergence, while the
-    output moves by at most ``epsilon`` (Jain & Wallace 2019): (new weights (N, T), their
-    divergence (N,), at most ln 2).
+    output moves by at most ``epsilon`` in :func:`output_change` (Jain & Wallace 2019):
+    (new weights (N, T), their divergence (N,), at most ln 2).
 
     Found row by row with SciPy's SLSQP over the softmax's scores, started once from the
     trained weights pushed towards each step; the best start that keeps the output within
@@ -269,16 +306,13 @@ def _spread(scores: np.ndarray) -> np.ndarray:
 
 def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
     """One row of :func:`adversarial_weights`: the best of one SLSQP run from each step."""
+    base = distribution(predict(row[None]))
 
-    def output(w):
-        return float(np.asarray(predict(w[None]))[0])
+    def moved(w):
+        return float(output_change(predict(w[None]), base)[0])
 
-    base = output(row)
     margin = 0.99 * epsilon  # the optimiser's tolerance stays inside epsilon
-    constraints = [
-        {"type": "ineq", "fun": lambda z: margin - (output(_spread(z)) - base)},
-        {"type": "ineq", "fun": lambda z: margin + (output(_spread(z)) - base)},
-    ]
+    constraints = [{"type": "ineq", "fun": lambda z: margin - moved(_spread(z))}]
     best, best_value = row, 0.0
     for start in range(len(row)):  # from the trained weights, pushed towards one step
         scores = np.log(row + 1e-12)
@@ -291,81 +325,172 @@ def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
         )
         candidate = _spread(result.x)
         value = float(jensenshannon(candidate, row) ** 2)
-        if abs(output(candidate) - base) <= epsilon and value > best_value:
+        if moved(candidate) <= epsilon and value > best_value:
             best, best_value = candidate, value
     return best
 
 
 # ------------------------------------------------------------------ one interface for every model
-class Subject:
-    """A trained model and the examples it is explained on, through the one interface every
-    measure above needs (Part V).  So far Part I's network (:func:`lesson_subject`).
+STEP = 1e-4  # the finite-difference step of the gradient methods
 
-    - ``weights``: (N, T) the model's attention weights on each example;
-    - ``truth``: (N,) the step that decides each example, known by construction;
-    - ``predict(weights)``: (N,) the probability of label 1 with the given weights in place of
-      the model's own;
-    - ``keep_predict(keep)``: (N,) the probability of the model's own decision when it may read
-      only the steps where ``keep`` (N, T) is True (its weights renormalised over them);
-    - ``importance(method)``: (N, T) a ranking of the steps by ``"attention"``, ``"gradient"``
-      (|∂ logit / ∂ x_t|), ``"gradient × input"`` (|∂ logit / ∂ x_t · x_t|) or
-      ``"leave one out"`` (|p without step t − p|).
+
+class Subject:
+    """A trained model and the examples it is explained on, behind the one interface every
+    measure above takes (Part V).  :mod:`attention_measured.subjects` builds one for each
+    model of the book.
+
+    - ``weights``: (N, T) the attention weights the model is explained by, rows summing to 1;
+    - ``logits(weights=None, keep=None, scale=None)``: the model's class scores (N, K) with its
+      own weights replaced by ``weights`` (N, T), or with only the steps where ``keep`` (N, T)
+      is True left to attend to, or with each step's input multiplied by ``scale`` (N, T);
+    - ``truth``: (N,) the step that decides each example, known by construction, or None;
+    - ``layers``: (N, L, T, T) the self-attention beneath the weights, for rollout and flow;
+    - ``cannot``: {what: why} for what this model cannot do: ``"truth"``, ``"replace"`` (its
+      weights cannot be swapped for others) or ``"layers"``.
+
+    Every ranking is computed here, once, for every model (:meth:`importance`).
     """
 
-    METHODS = ("attention", "gradient", "gradient × input", "leave one out")
+    METHODS = (
+        "attention",
+        "gradient",
+        "attention × gradient",
+        "gradient × input",
+        "leave one out",
+        "rollout",
+        "flow",
+    )
+    NEEDS = {"gradient": "replace", "attention × gradient": "replace", "rollout": "layers"}
+    NEEDS["flow"] = "layers"
 
-    def __init__(self, name, weights, truth, predict, keep_predict, gradients, inputs, loo):
-        self.name, self.weights, self.truth = name, weights, truth
-        self.predict, self.keep_predict = predict, keep_predict
-        self._gradients, self._inputs, self._loo = gradients, inputs, loo
+    def __init__(self, name: str, weights, logits, truth=None, layers=None, cannot=None):
+        self.name, self._logits = str(name), logits
+        self.weights = _weights(weights)
+        self.cannot = dict(cannot or {})
+        unknown = set(self.cannot) - {"truth", "replace", "layers"}
+        if unknown:
+            raise ValueError(f"cannot names {sorted(unknown)}; use truth, replace or layers")
+        if truth is None:
+            self.cannot.setdefault("truth", "this task has no one step known to decide it")
+            self.truth = None
+        else:
+            self.truth = _truth(truth, self.weights)
+        if layers is None:
+            self.cannot.setdefault("layers", "there is one layer of attention, nothing to roll out")
+            self.layers = None
+        else:
+            self.layers = checks.array(layers, "layers")
+            n, t = self.weights.shape
+            if (
+                self.layers.ndim != 4
+                or self.layers.shape[0] != n
+                or self.layers.shape[2:] != (t, t)
+            ):
+                raise ValueError(f"layers must be (N, L, T, T) with N = {n} and T = {t}")
+        self.probabilities = self.output()
+        self.decision = self.probabilities.argmax(axis=1)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        n, t = self.weights.shape
+        return f"Subject({self.name!r}, {n} examples of {t} steps)"
+
+    # -------------------------------------------------------------- running the model
+    def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
+        """Class probabilities (N, K) (see the class docstring for the three changes)."""
+        logits = np.asarray(self._logits(weights=weights, keep=keep, scale=scale), dtype=float)
+        logits = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def check(self, what: str) -> None:
+        """Refuse, with the model's own reason, what it cannot do."""
+        if what in self.cannot:
+            raise ValueError(f"{self.name}: {self.cannot[what]}")
+
+    def predict(self, weights) -> np.ndarray:
+        """(N, K) probabilities with the given weights (N, T) in place of the model's own."""
+        self.check("replace")
+        return self.output(weights=weights)
+
+    def keep_predict(self, keep) -> np.ndarray:
+        """(N,) the probability of the model's own decision when it may attend only where
+        ``keep`` (N, T) is True."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != self.weights.shape:
+            raise ValueError(f"keep must be shaped like the weights {self.weights.shape}")
+        return self._of_decision(self.output(keep=keep))
+
+    def _of_decision(self, probabilities: np.ndarray) -> np.ndarray:
+        return probabilities[np.arange(len(probabilities)), self.decision]
+
+    def _margin(self, **change) -> np.ndarray:
+        """The decision's log-odds, log p − log(1 − p), computed from the scores: (N,)."""
+        logits = np.asarray(self._logits(**change), dtype=float)
+        own = logits[np.arange(len(logits)), self.decision]
+        others = logits.copy()
+        others[np.arange(len(logits)), self.decision] = -np.inf
+        top = others.max(axis=1)
+        return own - top - np.log(np.exp(others - top[:, None]).sum(axis=1))
+
+    def _slope(self, name: str, start: np.ndarray) -> np.ndarray:
+        """|∂ margin / ∂ start_t| for each step t, by central differences: (N, T)."""
+        out = np.empty(self.weights.shape)
+        for t in range(self.weights.shape[1]):
+            up, down = start.copy(), start.copy()
+            up[:, t] += STEP
+            down[:, t] -= STEP
+            out[:, t] = (self._margin(**{name: up}) - self._margin(**{name: down})) / (2 * STEP)
+        return np.abs(out)
+
+    # -------------------------------------------------------------- rankings
+    def supports(self, method: str) -> str | None:
+        """None if ``method`` can rank this model's steps, else the reason it cannot."""
+        method = checks.choice(method, "method", self.METHODS)
+        need = self.NEEDS.get(method)
+        return self.cannot.get(need) if need else None
 
     def importance(self, method: str) -> np.ndarray:
-        method = checks.choice(method, "method", self.METHODS)
+        """(N, T) each step's importance by ``method``, larger meaning more important:
+
+        - ``"attention"``: the weights;
+        - ``"gradient"``: |∂ m / ∂ a_t|, m the decision's log-odds and a the weights
+          (Serrano & Smith 2019);
+        - ``"attention × gradient"``: a_t |∂ m / ∂ a_t| (Serrano & Smith 2019);
+        - ``"gradient × input"``: |∂ m / ∂ x_t · x_t|, the change of m as step t's input is
+          scaled (Jain & Wallace 2019 rank by the gradient with respect to the input);
+        - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
+          removal test);
+        - ``"rollout"``, ``"flow"``: the weights carried down through ``layers`` by
+          :func:`rollout` and :func:`attention_flow` (Abnar & Zuidema 2020).
+        """
+        reason = self.supports(method)
+        if reason:
+            raise ValueError(f"{self.name} has no {method!r} ranking: {reason}")
+        if method not in self._cache:
+            self._cache[method] = self._rank(method)
+        return self._cache[method]
+
+    def _rank(self, method: str) -> np.ndarray:
+        n, steps = self.weights.shape
         if method == "attention":
             return self.weights
         if method == "gradient":
-            return np.linalg.norm(self._gradients, axis=-1)
+            return self._slope("weights", self.weights)
+        if method == "attention × gradient":
+            return self.weights * self.importance("gradient")
         if method == "gradient × input":
-            return np.abs((self._gradients * self._inputs).sum(axis=-1))
-        return self._loo
-
-
-def lesson_subject(run: int = 0) -> Subject:
-    """Part I's network, run ``run`` (0 or 1: the lesson's runs 1 and 2), on the 180 held-out
-    sequences; the true cause of each label is its marked step."""
-    from . import lesson  # Part I
-
-    run = checks.index(run, "run", len(lesson.INIT_SEEDS))
-    heldout, stack = lesson.lesson_runs()
-    params = stack.select(run)
-    x = heldout.inputs  # (N, T, C)
-    fwd = lesson.forward(params, x)
-    score_direction, readout_direction = lesson.effective(params)
-    weights = fwd.weights
-
-    def logit_with(w):
-        return np.einsum("nt,ntc,c->n", np.asarray(w, dtype=float), x, readout_direction) + float(
-            params.bias
-        )
-
-    def predict(w):
-        return 1.0 / (1.0 + np.exp(-logit_with(w)))
-
-    decision = predict(weights) >= 0.5
-
-    def keep_predict(keep):
-        scores = np.where(keep, fwd.scores, -np.inf)
-        kept = np.exp(scores - scores.max(axis=1, keepdims=True))
-        p = predict(kept / kept.sum(axis=1, keepdims=True))
-        return np.where(decision, p, 1.0 - p)
-
-    # logit = r · Σ_t a_t x_t + b with a = softmax(u · x_t): ∂ logit / ∂ x_t =
-    # a_t r + a_t (r · x_t − r · x̄) u, x̄ = Σ_t a_t x_t
-    pooled = np.einsum("nt,ntc->nc", weights, x)
-    centred = np.einsum("ntc,c->nt", x, readout_direction) - (pooled @ readout_direction)[:, None]
-    gradients = weights[..., None] * (readout_direction + centred[..., None] * score_direction)
-    p, p_without = lesson.removal_effects(params, x)
-    loo = np.abs(p_without - p[:, None])
-    return Subject(
-        f"Part I, run {run + 1}", weights, heldout.markers, predict, keep_predict, gradients, x, loo
-    )
+            return self._slope("scale", np.ones((n, steps)))
+        if method == "leave one out":
+            p = self._of_decision(self.probabilities)
+            out = np.empty((n, steps))
+            for t in range(steps):
+                out[:, t] = np.abs(
+                    p - self.keep_predict(np.broadcast_to(np.arange(steps) != t, (n, steps)))
+                )
+            return out
+        if method == "rollout":
+            return np.einsum(
+                "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])
+            )
+        return np.array([attention_flow(a, query=w) for a, w in zip(self.layers, self.weights)])

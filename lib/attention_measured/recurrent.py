@@ -239,16 +239,19 @@ class EncoderDecoder:
     def _check_source(self, source) -> np.ndarray:
         return checks.token_ids(source, "source", self.source_vocabulary, (None, None))
 
-    def encode(self, p, source) -> tuple[np.ndarray, np.ndarray, dict]:
+    def encode(self, p, source, scale=None) -> tuple[np.ndarray, np.ndarray, dict]:
         """Annotations h (N, m, D) and the decoder's first state s_0 (N, H) for source ids (N, m).
 
-        The third value keeps what the backward pass needs.
+        The third value keeps what the backward pass needs.  ``scale``: optional (N, m), each
+        word's embedding multiplied by it (Part V's gradient × input).
         """
         source = self._check_source(source)
         N, m = source.shape
         if m < 1:
             raise ValueError("source sentences need at least one word")
         x = p["source_embedding"][source]  # (N, m, E)
+        if scale is not None:
+            x = x * _scale(scale, source.shape)[..., None]
         forward = _run_gru(_gru(p, "encoder."), x)
         states, cache = [forward], {"x": x, "forward": forward}
         if self.bidirectional:
@@ -263,18 +266,21 @@ class EncoderDecoder:
         cache["s0"] = s0
         return h, s0, cache
 
-    def step(self, p, h, s_prev, o_prev, words, late: bool = False) -> Step:
+    def step(
+        self, p, h, s_prev, o_prev, words, late: bool = False, keep=None, weights=None
+    ) -> Step:
         """One decoder step for the previous words (N,) ids: see the class docstring.
 
         ``late``: leave Luong's attention and output out of this step (c and o are None), for
-        :meth:`forward` to compute for all steps at once.
+        :meth:`forward` to compute for all steps at once.  Part V's changes: ``keep`` (N, m)
+        boolean, the source words this step may attend to; ``weights`` (N, m), weights that
+        replace this step's own in the context c = Σ_j a_j h_j.
         """
         parts, att, c = [p["target_embedding"][words]], None, None
         if self.kind == "fixed context":
             c = h[:, -1]
         elif self.kind == "Bahdanau":  # the previous state asks
-            att = attend(self.flavour, p, h, s_prev[:, None, :])
-            c = att.context[:, 0]
+            att, c = self._attend(p, h, s_prev, keep, weights)
         if self.context_in:
             parts.append(c)
         if self.feeding:
@@ -285,8 +291,17 @@ class EncoderDecoder:
             return Step(x, s, c, np.concatenate([s, c], axis=1), att)
         if late:
             return Step(x, s, None, None, None)
-        att, c, o = self._luong_output(p, h, s[:, None, :])  # the new state asks
-        return Step(x, s, c[:, 0], o[:, 0], att)
+        att, c = self._attend(p, h, s, keep, weights)  # the new state asks
+        o = np.tanh(np.concatenate([c, s], axis=-1) @ p["combine.weight"].T)
+        return Step(x, s, c, o, att)
+
+    def _attend(self, p, h, query, keep, weights):
+        """One step's attention for query (N, H) and its context (N, D), with Part V's
+        changes."""
+        att = attend(self.flavour, p, h, query[:, None, :], None if keep is None else keep[:, None])
+        if weights is None:
+            return att, att.context[:, 0]
+        return att, np.einsum("nm,nmd->nd", _scale(weights, h.shape[:2]), h)
 
     def _luong_output(self, p, h, queries):
         """Luong's attention for queries (N, n, H) and h̃ = tanh(W_c [c; s]): (att, c, h̃)."""
@@ -465,6 +480,14 @@ class EncoderDecoder:
             _add_gru_grads(grads, "encoder.reverse.", reverse[1])
             grad_x = grad_x + reverse[0][:, ::-1]
         np.add.at(grads["source_embedding"], source, grad_x)
+
+
+def _scale(values, shape: tuple) -> np.ndarray:
+    """A per-word array of Part V's changes, checked: (N, m) reals."""
+    values = checks.array(values, "weights or scale")
+    if values.shape != tuple(shape):
+        raise ValueError(f"expected one value per source word, {tuple(shape)}, got {values.shape}")
+    return values
 
 
 def _rows(x: np.ndarray) -> np.ndarray:

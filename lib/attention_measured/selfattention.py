@@ -159,6 +159,20 @@ class HeadsReader:
         return loss, grads
 
 
+def head_parts(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
+    share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h · readout_h + b.
+    """
+    h = np.asarray(inputs, dtype=float) @ p["E"]
+    H, d = model.heads, model.size
+    dh = d // H
+    q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
+    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
+    v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
+    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
+    return scores, v, (p["W_o"] @ p["readout"]).reshape(H, dh)
+
+
 def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
     """Part I's removal test, one head at a time (section 6).
 
@@ -166,17 +180,9 @@ def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.
     is dropped from head h only and that head's other weights are renormalised; the other heads
     are untouched.
     """
-    inputs = np.asarray(inputs, dtype=float)
-    h = inputs @ p["E"]
-    H, d = model.heads, model.size
-    dh = d // H
-    q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
-    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
-    v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
-    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
+    scores, v, readout_per_head = head_parts(model, p, inputs)
     weights = softmax(scores)
     per_head = np.einsum("nht,nthd->nhd", weights, v)  # (N, H, dh)
-    readout_per_head = (p["W_o"] @ p["readout"]).reshape(H, dh)  # each head's share of the logit
     logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)  # (N, H)
     logit = logit_parts.sum(axis=1) + p["bias"]
     without = drop_each_step(scores)  # (N, H, T dropped, T)

@@ -428,29 +428,48 @@ class Transformer:
         return p
 
     # -------------------------------------------------------------- forward
-    def _embed(self, p, table: str, ids, start: int = 0) -> np.ndarray:
+    def _embed(self, p, table: str, ids, start: int = 0, scale=None) -> np.ndarray:
         x = p[table][ids]
+        if scale is not None:
+            scale = checks.array(scale, "scale")
+            if scale.shape != ids.shape:
+                raise ValueError(f"scale must hold one value per word, {ids.shape}")
+            x = x * scale[..., None]
         if self.positions:
             x = x + sinusoidal_positions(start + ids.shape[1], self.width)[start:]
         return x
 
-    def encode(self, p, source) -> tuple[np.ndarray, list]:
-        """The encoder's output (N, m, E), the memory, and its backward record."""
+    def encode(self, p, source, scale=None) -> tuple[np.ndarray, list]:
+        """The encoder's output (N, m, E), the memory, and its backward record, whose last item
+        is each layer's self-attention weights (N, H, m, m).
+
+        ``scale``: optional (N, m), each word's embedding multiplied by it before the
+        positions are added (Part V's gradient × input).
+        """
         source = checks.token_ids(source, "source", self.source_vocabulary, (None, None))
         if source.shape[1] < 1:
             raise ValueError("source sentences need at least one word")
-        x, backs = self._embed(p, "source_embedding", source), []
+        x, backs = self._embed(p, "source_embedding", source, scale=scale), []
+        weights = []
         for i in range(self.layers):
-            x, _, layer_backs = _encoder_sublayers(
+            x, w, layer_backs = _encoder_sublayers(
                 _layer(p, f"encoder.layers.{i}."), x, self.heads, None, self.norm_first
             )
             backs.append((f"encoder.layers.{i}.", layer_backs))
+            weights.append(w["self"])
         memory, norm_back = _final_norm(p, "encoder.norm", x)
-        return memory, [source, backs, norm_back]
+        return memory, [source, backs, norm_back, weights]
 
-    def decode(self, p, memory, previous) -> tuple[np.ndarray, dict, list]:
+    def decode(self, p, memory, previous, memory_mask=None) -> tuple[np.ndarray, dict, list]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
-        weights of every layer, and the backward record."""
+        weights of every layer, and the backward record.
+
+        ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
+        in every layer's cross-attention (Part V's removal test).
+        """
+        if memory_mask is not None:
+            shape = previous.shape[1], memory.shape[1]
+            memory_mask = _check_mask(memory_mask, *shape, "memory_mask")  # every head's
         x, backs, weights = self._embed(p, "target_embedding", previous), [], []
         mask = causal_mask(previous.shape[1]) if self.causal else None
         for i in range(self.layers):
@@ -460,7 +479,7 @@ class Transformer:
                 memory,
                 self.heads,
                 mask,
-                None,
+                memory_mask,
                 self.norm_first,
             )
             backs.append((f"decoder.layers.{i}.", layer_backs))
@@ -507,7 +526,7 @@ class Transformer:
             _add(grads, {prefix + k: v for k, v in layer_grads.items()})
             grad_memory = grad_memory + gm
         np.add.at(grads["target_embedding"], previous, grad_x)
-        source, enc_backs, enc_norm_back = enc
+        source, enc_backs, enc_norm_back, _ = enc
         grad_x = _add(grads, *enc_norm_back(grad_memory))
         for prefix, backs in reversed(enc_backs):
             layer_grads, grad_x, _ = _backward(backs, grad_x)

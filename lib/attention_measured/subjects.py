@@ -1,0 +1,260 @@
+"""Part V: every model of the book behind one interface, :class:`explanations.Subject`.
+
+Each function below takes a trained model of Parts I to IV and the held-out examples it is
+explained on, and returns the Subject (or, where examples differ in length, one Subject per
+length) that :mod:`attention_measured.explanations` measures.  The true cause of each example is
+known by construction, except where the page says why it is not:
+
+- :func:`lesson_subject`       Part I's network: the marked step (section 5's 100 seeds);
+- :func:`flavour_subject`      Part III, section 4: each flavour on Part I's task;
+- :func:`heads_subject`        Part III, section 6: one head of the one- or two-head model;
+- :func:`memory_subject`       Part III, section 8: the supporting fact of a story;
+- :func:`udhr_subjects`        Part II: no step of the sentence is the cause (see its docstring);
+- :func:`translation_subjects` Part IV: the source word each target word translates.
+
+:data:`MODELS` names every model, :func:`subjects` builds any of them by name and seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks, comparison, lesson, memory, taxonomy, translation, udhr
+from . import selfattention as sa
+from .attention import softmax
+from .cache import remembered
+from .explanations import Subject
+
+LESSON_SEEDS = tuple(
+    range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 100)
+)  # Part I, section 5's 100 init seeds
+
+
+def _binary(logit: np.ndarray) -> np.ndarray:
+    """A logit (N,) as the scores of two classes, (N, 2): label 0 scores 0."""
+    return np.stack([np.zeros_like(logit), logit], axis=1)
+
+
+def _scaled(inputs: np.ndarray, scale) -> np.ndarray:
+    return inputs if scale is None else inputs * np.asarray(scale, dtype=float)[..., None]
+
+
+# ------------------------------------------------------------------ Part I
+@remembered
+def _lesson_stack():
+    """Part I's held-out set and its network trained from each of :data:`LESSON_SEEDS`."""
+    train_set, _, heldout = lesson.split(lesson.make_sequences())
+    return heldout, lesson.train_runs(LESSON_SEEDS, train_set)
+
+
+def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
+    """Part I's network trained from ``seed`` (one of :data:`LESSON_SEEDS`; the lesson's runs 1
+    and 2 are the first two) on its 180 held-out sequences: logit = r·Σ_t a_t x_t + b."""
+    if seed not in LESSON_SEEDS:
+        raise ValueError(
+            f"seed must be one of Part I's 100 seeds, {LESSON_SEEDS[0]} to {LESSON_SEEDS[-1]}"
+        )
+    heldout, stack = _lesson_stack()
+    params = stack.select(LESSON_SEEDS.index(seed))
+    x = heldout.inputs  # (N, T, C)
+    _, readout = lesson.effective(params)
+
+    def logits(weights=None, keep=None, scale=None):
+        xs = _scaled(x, scale)
+        if weights is None:
+            return _binary(lesson.forward(params, xs, keep).logit)
+        return _binary(np.einsum("nt,ntc,c->n", weights, xs, readout) + float(params.bias))
+
+    weights = lesson.forward(params, x).weights
+    return Subject(f"Part I, seed {seed}", weights, logits, truth=heldout.markers)
+
+
+# ------------------------------------------------------------------ Part III
+def flavour_subject(flavour: str, seed: int = 0) -> Subject:
+    """One flavour of Part III, section 4, trained from ``seed`` on Part I's task, on its 180
+    held-out sequences: output = w·Σ_t a_t h_t + b."""
+    model, p = taxonomy.lesson_run(flavour, seed)
+    heldout = taxonomy.lesson_data()[1]
+    x = heldout.inputs
+
+    def logits(weights=None, keep=None, scale=None):
+        run = model.forward(p, _scaled(x, scale), keep)
+        if weights is None:
+            return _binary(run.output)
+        return _binary(np.einsum("nt,ntd->nd", weights, run.h) @ p["readout"] + p["bias"])
+
+    weights = model.forward(p, x).attention.weights[:, 0]
+    return Subject(f"{flavour}, seed {seed}", weights, logits, truth=heldout.marked[:, 0])
+
+
+def heads_subject(choice: str, seed: int = 0) -> Subject:
+    """One head (``choice`` in selfattention.HEAD_CHOICES) of Part III, section 6's models on
+    its 180 held-out sequences.  The other head, if any, keeps its own weights throughout: a
+    change reaches only the head explained."""
+    heads, head = sa.HEAD_CHOICES[checks.choice(choice, "choice", sa.HEAD_CHOICES)]
+    model, p = sa.heads_run(heads, seed)
+    heldout = sa.heads_data()[1]
+    x = heldout.inputs
+
+    def logits(weights=None, keep=None, scale=None):
+        scores, values, readout = sa.head_parts(model, p, _scaled(x, scale))
+        if keep is not None:
+            scores = scores.copy()
+            scores[:, head] = np.where(keep, scores[:, head], -np.inf)
+        a = softmax(scores)
+        if weights is not None:
+            a[:, head] = weights
+        logit = np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"]
+        return _binary(logit)
+
+    weights = model.forward(p, x)[1][:, head]
+    return Subject(f"{choice}, seed {seed}", weights, logits, truth=heldout.marked[:, 0])
+
+
+def memory_subject(seed: int = 0) -> Subject:
+    """Part III, section 8's one-hop memory network on its 500 one-fact test stories; the
+    true cause is the supporting fact.  Each story fills every slot, so every step is real."""
+    model, p = memory.memory_run(1, 1, seed)
+    test = memory.memory_data(1)[1]
+    memories, questions, used = memory.encode(test)
+
+    def logits(weights=None, keep=None, scale=None):
+        allowed = used if keep is None else used & keep
+        out, _, (u, embedded) = model.forward(p, _scaled(memories, scale), questions, allowed)
+        if weights is None:
+            return out
+        return (u[0] + np.einsum("nm,nmd->nd", weights, embedded[1])) @ p["W"].T
+
+    weights = model.forward(p, memories, questions, used)[1][0]
+    return Subject(f"memory network, seed {seed}", weights, logits, truth=test.facts[:, 0])
+
+
+# ------------------------------------------------------------------ Part II
+UDHR_NO_TRUTH = (
+    "the head names a token from its own query, built from that very token (Part II, section "
+    "4), so no other token of the sentence is the cause to be found"
+)
+
+
+def udhr_subjects(seed: int = 0) -> list[Subject]:
+    """Part II's head (the book's "token" query) trained from ``seed`` on the 16 sentences,
+    explained at every position of every sentence: one Subject per sentence, its T steps the
+    sentence's other tokens (a token may not attend to itself).  No truth: see
+    :data:`UDHR_NO_TRUTH`."""
+    params = udhr.train(checks.seed(seed)).params
+    return [_udhr_sentence(params, tokens, seed) for tokens in udhr.SENTENCES]
+
+
+def _udhr_sentence(params, tokens, seed: int) -> Subject:
+    ids = np.array(udhr.encode(tokens))
+    n = len(ids)
+    others = np.array([[j for j in range(n) if j != i] for i in range(n)])  # (n, n − 1)
+    x = params.E[ids][others]  # (n, n − 1, d): each position's other tokens
+    query = params.E[ids] @ params.W_Q  # (n, d)
+
+    def logits(weights=None, keep=None, scale=None):  # Q Kᵀ / √d, softmax, A V, W_O
+        xs = _scaled(x, scale)
+        if weights is None:
+            scores = np.einsum("nd,ntd->nt", query, xs @ params.W_K) / np.sqrt(udhr.WIDTH)
+            weights = softmax(scores, keep)
+        return np.einsum("nt,ntd->nd", weights, xs @ params.W_V) @ params.W_O
+
+    scores = np.einsum("nd,ntd->nt", query, x @ params.W_K) / np.sqrt(udhr.WIDTH)
+    name = f"UDHR head, seed {seed}, {n} tokens"
+    return Subject(name, softmax(scores), logits, cannot={"truth": UDHR_NO_TRUTH})
+
+
+# ------------------------------------------------------------------ Part IV
+TRANSLATION_LENGTHS = (6, 10, 14)  # the test lengths explained: short, middle, trained-longest
+TRANSFORMER_REPLACE = (
+    "its cross-attention holds {heads} heads of weights in each of its {layers} layer(s), {rows} "
+    "rows for each word, so no one row of weights is the model's to replace; its rankings start "
+    "from the last layer's rows averaged over the heads"
+)
+
+
+def translation_subjects(name: str, seed: int = 0, lengths=TRANSLATION_LENGTHS) -> list[Subject]:
+    """A Part IV model (``name`` in comparison.MODELS, with attention) trained from ``seed``,
+    explained at every word of the 20 test sentences of each of ``lengths``, under teacher
+    forcing: one Subject per length, the true cause of each word the source word it translates.
+
+    The recurrent models' weights can be replaced one word at a time.  The Transformer's cannot
+    (:data:`TRANSFORMER_REPLACE`); its encoder's self-attention, averaged over heads, is the
+    ``layers`` that rollout and flow carry its weights through."""
+    model, params, _ = comparison.run(name, seed)
+    if getattr(model, "flavour", True) is None:
+        raise ValueError(f"the {name!r} model has no attention weights to explain")
+    test = translation.book_data()[1]
+    out = []
+    for m in lengths:
+        if m not in test:
+            raise ValueError(f"the test sentences have {min(test)} to {max(test)} words, not {m}")
+        data = test[m]
+        sentence = np.repeat(np.arange(len(data.source)), m)  # example (s, i): word i of s
+        at = np.tile(np.arange(m), len(data.source))
+        args = (model, params, data.source[sentence], data.target[sentence], at)
+        label = f"{name}, seed {seed}, {m} words"
+        truth = data.alignment[sentence, at]
+        if hasattr(model, "step"):
+            out.append(_recurrent_subject(label, *args, truth))
+        else:
+            out.append(_transformer_subject(label, *args, truth))
+    return out
+
+
+def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
+    """Teacher forcing up to word ``at`` of each example, whose step takes the change."""
+    previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
+
+    def run(weights=None, keep=None, scale=None):
+        h, s, _ = model.encode(p, source, scale)
+        o = np.zeros((len(h), model.hidden))
+        scores, own = np.empty((len(h), p["out.bias"].shape[0])), np.empty(h.shape[:2])
+        for t in range(at.max() + 1):
+            rows = at == t
+            if rows.any():
+                change = {
+                    "keep": None if keep is None else keep[rows],
+                    "weights": None if weights is None else weights[rows],
+                }
+                last = model.step(p, h[rows], s[rows], o[rows], previous[rows, t], **change)
+                scores[rows] = last.o @ p["out.weight"].T + p["out.bias"]
+                own[rows] = last.attention.weights[:, 0]
+            step = model.step(p, h, s, o, previous[:, t])
+            s, o = step.s, step.o
+        return scores, own
+
+    return Subject(label, run()[1], lambda **change: run(**change)[0], truth=truth)
+
+
+def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
+    """All words at once under the causal mask; a change reaches word ``at`` of each example
+    only (the removal through the memory mask of that word's row)."""
+    previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
+    n, m = target.shape[1], source.shape[1]
+    rows = np.arange(len(at))
+
+    def run(keep=None, scale=None):
+        memory, _ = model.encode(p, source, scale)
+        mask = None
+        if keep is not None:
+            mask = np.ones((len(at), n, m), dtype=bool)
+            mask[rows, at] = keep
+        logits, weights, _ = model.decode(p, memory, previous, mask)
+        return logits[rows, at], weights
+
+    def logits(weights=None, keep=None, scale=None):
+        if weights is not None:
+            raise ValueError(cannot["replace"])
+        return run(keep, scale)[0]
+
+    _, weights = run()
+    cannot = {
+        "replace": TRANSFORMER_REPLACE.format(
+            rows=model.heads * model.layers, heads=model.heads, layers=model.layers
+        )
+    }
+    own = weights[-1]["cross"].mean(axis=1)[rows, at]  # (N, m)
+    encoder = model.encode(p, source)[1][-1]  # each layer's self-attention (N, H, m, m)
+    layers = np.stack([w.mean(axis=1) for w in encoder], axis=1)  # (N, L, m, m)
+    return Subject(label, own, logits, truth=truth, layers=layers, cannot=cannot)

@@ -1,0 +1,147 @@
+"""Part V's subjects: each model behind the one interface computes what the model itself does."""
+
+import numpy as np
+import pytest
+
+from attention_measured import comparison, lesson, subjects, translation, udhr
+from attention_measured import selfattention as sa
+from attention_measured.explanations import Subject
+
+
+def everything(subject: Subject) -> np.ndarray:
+    return np.ones(subject.weights.shape, dtype=bool)
+
+
+def unchanged(subject: Subject, replace: bool = True) -> None:
+    """Keeping every step, scaling by 1 and (where allowed) putting the model's own weights
+    back all give the model's own output."""
+    p = subject.probabilities
+    np.testing.assert_allclose(subject.output(keep=everything(subject)), p, atol=1e-12)
+    np.testing.assert_allclose(subject.output(scale=np.ones(subject.weights.shape)), p, atol=1e-12)
+    if replace:
+        np.testing.assert_allclose(subject.predict(subject.weights), p, atol=1e-12)
+
+
+def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
+    subject = subjects.lesson_subject(subjects.LESSON_SEEDS[0])
+    heldout, stack = lesson.lesson_runs()
+    params = stack.select(0)  # the lesson's run 1 is the first of the 100 seeds
+    fwd = lesson.forward(params, heldout.inputs)
+    np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-fwd.logit)))
+    unchanged(subject)
+    # logit = r·Σ a_t x_t + b, a = softmax(u·x): ∂logit/∂a_t = r·x_t, and
+    # x_t·∂logit/∂x_t = a_t r·x_t + a_t (r·x_t − r·x̄)(u·x_t)
+    u, r = lesson.effective(params)
+    x, a = heldout.inputs, fwd.weights
+    value = x @ r
+    pooled = (a * value).sum(axis=1, keepdims=True)
+    by_hand = a * value + a * (value - pooled) * (x @ u)
+    np.testing.assert_allclose(subject.importance("gradient"), np.abs(value), rtol=1e-6)
+    np.testing.assert_allclose(subject.importance("gradient × input"), np.abs(by_hand), atol=1e-6)
+    p, without = lesson.removal_effects(params, x)
+    np.testing.assert_allclose(subject.importance("leave one out"), np.abs(without - p[:, None]))
+    with pytest.raises(ValueError, match="100 seeds"):
+        subjects.lesson_subject(7)
+
+
+def test_flavour_heads_and_memory_subjects_are_their_models():
+    from attention_measured import memory, taxonomy
+
+    for flavour in ("additive", "mean pooling"):
+        subject = subjects.flavour_subject(flavour, 0)
+        model, p = taxonomy.lesson_run(flavour, 0)
+        np.testing.assert_allclose(
+            subject.probabilities[:, 1],
+            model.predict(p, taxonomy.lesson_data()[1].inputs),
+            atol=1e-12,  # the book's sigmoid stops short of 0 and 1
+        )
+        unchanged(subject)
+    subject = subjects.heads_subject("two heads: head 1", 0)
+    model, p = sa.heads_run(2, 0)
+    heldout = sa.heads_data()[1]
+    prob, without = sa.head_removal_effects(model, p, heldout.inputs)
+    np.testing.assert_allclose(subject.probabilities[:, 1], prob, atol=1e-12)
+    np.testing.assert_allclose(subject.weights, model.forward(p, heldout.inputs)[1][:, 1])
+    # leave one out drops the step from head 1 only, as Part III's per-head removal test does
+    np.testing.assert_allclose(
+        subject.importance("leave one out"), np.abs(without[:, 1] - prob[:, None]), atol=1e-12
+    )
+    unchanged(subject)
+    subject = subjects.memory_subject(0)
+    model, p = memory.memory_run(1, 1, 0)
+    logits = model.forward(p, *memory.encode(memory.memory_data(1)[1]))[0]
+    np.testing.assert_allclose(subject.decision, logits.argmax(axis=1))
+    unchanged(subject)
+
+
+def test_udhr_subject_is_the_head_on_each_sentence_without_a_truth():
+    params = udhr.init_params(3)
+    tokens = udhr.SENTENCES[0]
+    subject = subjects._udhr_sentence(params, tokens, 3)
+    n = len(tokens)
+    fwd = udhr.forward(params, udhr.make_batch([tokens]))
+    np.testing.assert_allclose(subject.probabilities, fwd.probs, atol=1e-12)
+    others = ~np.eye(n, dtype=bool)
+    np.testing.assert_allclose(subject.weights, fwd.weights[0][others].reshape(n, n - 1))
+    unchanged(subject)
+    assert subject.truth is None and "own query" in subject.cannot["truth"]
+
+
+def small_translation(kind: str):
+    model = comparison.book_model(kind)
+    data = translation.corpus(3, lengths=(6, 6), seed=5)[6]
+    sentence = np.repeat(np.arange(3), 6)
+    at = np.tile(np.arange(6), 3)
+    return model, model.init(1), data.source[sentence], data.target[sentence], at
+
+
+@pytest.mark.parametrize("kind", ["Bahdanau", "Luong", "Luong, input feeding"])
+def test_recurrent_subject_changes_only_the_word_it_explains(kind):
+    model, p, source, target, at = small_translation(kind)
+    subject = subjects._recurrent_subject(kind, model, p, source, target, at, at)
+    logits, _, record = model.forward(p, source, target)
+    rows = np.arange(len(at))
+    np.testing.assert_allclose(subject._logits(), logits[rows, at], atol=1e-10)
+    np.testing.assert_allclose(subject.weights, record["weights"][rows, at], atol=1e-12)
+    unchanged(subject)
+    first = np.zeros(subject.weights.shape)
+    first[:, 0] = 1.0  # every word reads source word 0 alone
+    source_0 = subject.predict(first)
+    kept = subject.output(keep=first.astype(bool))
+    np.testing.assert_allclose(source_0, kept, atol=1e-12)
+
+
+def test_transformer_subject_masks_one_word_and_cannot_replace_its_weights():
+    model, p, source, target, at = small_translation("Transformer")
+    subject = subjects._transformer_subject("T", model, p, source, target, at, at)
+    logits, weights, _ = model.forward(p, source, target)
+    rows = np.arange(len(at))
+    np.testing.assert_allclose(subject._logits(), logits[rows, at], atol=1e-10)
+    np.testing.assert_allclose(subject.weights, weights[-1]["cross"].mean(axis=1)[rows, at])
+    unchanged(subject, replace=False)
+    assert "2 heads" in subject.supports("gradient")
+    with pytest.raises(ValueError, match="no one row"):
+        subject.predict(subject.weights)
+    # rollout carries the word's weights through the encoder's layer, residual included
+    encoder = model.encode(p, source)[1][-1][0].mean(axis=1)  # (N, m, m)
+    mixed = 0.5 * encoder + 0.5 * np.eye(6)
+    np.testing.assert_allclose(
+        subject.importance("rollout"), np.einsum("nt,nts->ns", subject.weights, mixed)
+    )
+    # dropping source word j from word i's view changes word i only
+    keep = everything(subject)
+    keep[:, 2] = False
+    memory, _ = model.encode(p, source)
+    mask = np.ones((len(at), 7, 6), dtype=bool)
+    mask[rows, at, 2] = False
+    changed = model.decode(
+        p, memory, np.concatenate([np.full((18, 1), model.bos), target[:, :-1]], 1), mask
+    )[0]
+    np.testing.assert_allclose(subject._logits(keep=keep), changed[rows, at], atol=1e-10)
+
+
+def test_translation_subjects_refuse_a_model_without_attention_and_unknown_lengths():
+    with pytest.raises(ValueError, match="no attention"):
+        subjects.translation_subjects("fixed context", 0)
+    with pytest.raises(ValueError, match="5 to 40"):
+        subjects.translation_subjects("Luong", 0, lengths=(41,))
