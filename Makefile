@@ -75,6 +75,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_udhr.py
 	$(BIN)/python bench/bench_taxonomy.py
 	$(BIN)/python bench/bench_seq2seq.py
+	$(BIN)/python bench/bench_explanations.py
 
 serve:
 	@test -d _build/html || { echo "No built book yet: run 'make book' first."; exit 1; }

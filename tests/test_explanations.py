@@ -27,6 +27,11 @@ def test_jensen_shannon_is_zero_for_equal_weights_and_ln2_for_disjoint_ones():
     # by hand: M = (0.5, 0.5); KL(p || M) = 0.75 ln 1.5 + 0.25 ln 0.5, and the same for q
     kl = 0.75 * np.log(1.5) + 0.25 * np.log(0.5)
     np.testing.assert_allclose(X.jensen_shannon([[0.75, 0.25]], [[0.25, 0.75]]), [kl])
+    rng = np.random.RandomState(1)
+    near = rng.dirichlet(np.ones(12), size=500)
+    twin = near * (1 + 1e-15 * rng.normal(size=near.shape))  # equal but for rounding
+    divergence = X.jensen_shannon(near, twin / twin.sum(axis=1, keepdims=True))
+    assert not np.any(np.isnan(divergence)) and divergence.max() < 1e-12
 
 
 def test_comprehensiveness_and_sufficiency_on_an_additive_model():
@@ -179,7 +184,9 @@ def additive_subject(**options):
 
 def test_subject_rankings_on_an_additive_model_worked_by_hand():
     subject = additive_subject(truth=[0, 1])
-    np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-np.array([1 / 3, 1.5]))))
+    np.testing.assert_allclose(
+        subject.probabilities[:, 1], 1 / (1 + np.exp(-np.array([1 / 3, 1.5])))
+    )
     assert list(subject.decision) == [1, 1]
     # the decision's log-odds is the logit: ∂/∂a_t = v_t, and x_t ∂/∂x_t = a_t v_t
     np.testing.assert_allclose(subject.importance("gradient"), [[2, 0, 1], [1, 3, 0.5]])
@@ -214,3 +221,24 @@ def test_subject_says_why_it_cannot():
         additive_subject(cannot={"permute": "why"})
     with pytest.raises(ValueError, match="layers"):
         additive_subject(layers=np.ones((2, 1, 3, 2)))
+
+
+def test_frozen_weights_help_a_readout_only_when_they_point_at_the_cause():
+    rng = np.random.RandomState(0)
+    inputs = rng.normal(size=(400, 5, 1))
+    labels = (inputs[:, 0, 0] > 0).astype(float)  # step 0 decides
+    on_cause = np.zeros((400, 5))
+    on_cause[:, 0] = 1.0
+    even = np.full((400, 5), 0.2)
+    train, test = slice(0, 300), slice(300, 400)
+
+    def accuracy(weights):
+        held = (weights[test], inputs[test], labels[test])
+        return X.frozen_weights_accuracy(weights[train], inputs[train], labels[train], held)
+
+    assert accuracy(on_cause) == 1.0  # the pooled input is the deciding reading itself
+    assert 0.6 < accuracy(even) < 0.85  # the mean carries a fifth of it, diluted by noise
+    with pytest.raises(ValueError, match="labels"):
+        X.frozen_weights_accuracy(even, inputs, labels * 2, (even, inputs, labels))
+    with pytest.raises(ValueError, match="inputs"):
+        X.frozen_weights_accuracy(even, inputs[:, :4], labels, (even, inputs, labels))

@@ -211,3 +211,29 @@ def test_part_four_bad_choices_are_refused(call, message):
 
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ------------------------------------------------------------------ Part V
+def test_part_five_explorer_describes_rankings_against_the_true_cause():
+    from attention_measured import explanation_explorers as E
+    from attention_measured import explanations, subjects
+
+    subject = subjects.heads_subject("two heads: head 1", 0)
+    text = E.describe_rankings("two heads: head 1", "leave one out", 3)
+    place = explanations.rank_of_truth(subject.importance("leave one out")[[3]], subject.truth[[3]])
+    assert f"true cause: step {subject.truth[3]}, ranked {place[0] + 1} of 12" in text
+    assert "over seeds" in text
+    assert "no true cause" in E.describe_rankings("UDHR head", "attention", 0)
+    assert "cannot" in E.describe_rankings("Transformer", "gradient", 0)
+    fig = E.render_rankings("two heads: head 1", "gradient × input", 3)
+    assert len(fig.axes) == 2 and "true cause" in fig.axes[0].get_title(loc="left")
+    fig = E.render_rankings("Transformer", "gradient", 0)
+    assert "cannot" in fig.axes[0].texts[0].get_text()
+
+
+@pytest.mark.parametrize("example", [-1, 180, 2.0, True])
+def test_part_five_explorer_refuses_bad_examples(example):
+    from attention_measured import explanation_explorers as E
+
+    with pytest.raises(ValueError, match="example"):
+        E.render_rankings("two heads: head 1", "attention", example)

@@ -33,6 +33,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "comparison",
     "explanations",
     "subjects",
+    "verdict",
     "sources",
 ]
 PRESENTATION = [
@@ -44,8 +45,15 @@ PRESENTATION = [
     "udhr_explorers",
     "taxonomy_explorers",
     "translation_explorers",
+    "explanation_explorers",
 ]
-EXPLORERS = {"lesson_explorers", "udhr_explorers", "taxonomy_explorers", "translation_explorers"}
+EXPLORERS = {
+    "lesson_explorers",
+    "udhr_explorers",
+    "taxonomy_explorers",
+    "translation_explorers",
+    "explanation_explorers",
+}
 
 
 def imports(module: str) -> list[tuple[str, str]]:

@@ -17,7 +17,9 @@ function that re-runs the model:
   weights are shuffled, and how different weights can be while it stays put (Jain & Wallace
   2019), the latter by SciPy's constrained optimiser;
 - :func:`heaviest_flips`, :func:`removed_to_flip`: decision flips when weights are zeroed
-  (Serrano & Smith 2019).
+  (Serrano & Smith 2019);
+- :func:`frozen_weights_accuracy`: trained weights given to a model without attention
+  (Wiegreffe & Pinter 2019).
 
 The decision-based measures take ``predict(weights)``, the model's output when its attention
 weights (N, T) are replaced by the given ones: (N,) probabilities of label 1 or (N, K) class
@@ -93,7 +95,10 @@ def jensen_shannon(p, q) -> np.ndarray:
         raise ValueError(f"p and q differ in shape: {p.shape}, {q.shape}")
     if np.any(p < 0) or np.any(q < 0) or np.any(p.sum(axis=1) <= 0) or np.any(q.sum(axis=1) <= 0):
         raise ValueError("weights must be non-negative with a positive sum in every row")
-    return jensenshannon(p, q, axis=1) ** 2
+    with np.errstate(invalid="ignore"):
+        distance = jensenshannon(p, q, axis=1)
+    # rows equal but for rounding can give a divergence of −1e-17, whose root SciPy makes NaN
+    return np.nan_to_num(distance, nan=0.0) ** 2
 
 
 def _top_k_mask(importance: np.ndarray, k: int) -> np.ndarray:
@@ -330,7 +335,46 @@ def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
     return best
 
 
+def frozen_weights_accuracy(weights, inputs, labels, heldout) -> float:
+    """Wiegreffe & Pinter's (2019) diagnostic: weights fixed in advance, given to a model with no
+    attention of its own, here a logistic readout of the pooled inputs Σ_t a_t x_t.
+
+    weights (N, T), inputs (N, T, C), labels (N,) of 0s and 1s train the readout (SciPy's
+    BFGS on the mean cross-entropy); ``heldout`` = (weights, inputs, labels) of other examples,
+    on which the accuracy is returned.  Weights that carry the task's information make this
+    readout accurate; uniform weights 1/T give it only the plain mean of the inputs.
+    """
+    pooled, labels = _pooled(weights, inputs, labels)
+    test, test_labels = _pooled(*heldout)
+    if test.shape[1] != pooled.shape[1]:
+        raise ValueError("the held-out inputs need as many channels as the training inputs")
+
+    def loss(theta):
+        z = pooled @ theta[:-1] + theta[-1]
+        return float(np.mean(np.logaddexp(0.0, z) - labels * z))
+
+    theta = minimize(loss, np.zeros(pooled.shape[1] + 1), method="BFGS").x
+    return float(np.mean(((test @ theta[:-1] + theta[-1]) > 0) == (test_labels == 1)))
+
+
+def _pooled(weights, inputs, labels) -> tuple[np.ndarray, np.ndarray]:
+    weights = _weights(weights)
+    inputs = checks.array(inputs, "inputs")
+    labels = checks.array(labels, "labels")
+    if inputs.ndim != 3 or inputs.shape[:2] != weights.shape:
+        raise ValueError(f"inputs must be (N, T, C) with (N, T) = {weights.shape}")
+    if labels.shape != (len(weights),) or not np.all((labels == 0) | (labels == 1)):
+        raise ValueError("labels must be one 0 or 1 per example")
+    return np.einsum("nt,ntc->nc", weights, inputs), labels
+
+
 # ------------------------------------------------------------------ one interface for every model
+def _softmax_rows(logits) -> np.ndarray:
+    logits = np.asarray(logits, dtype=float)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 STEP = 1e-4  # the finite-difference step of the gradient methods
 
 
@@ -340,9 +384,11 @@ class Subject:
     model of the book.
 
     - ``weights``: (N, T) the attention weights the model is explained by, rows summing to 1;
-    - ``logits(weights=None, keep=None, scale=None)``: the model's class scores (N, K) with its
-      own weights replaced by ``weights`` (N, T), or with only the steps where ``keep`` (N, T)
-      is True left to attend to, or with each step's input multiplied by ``scale`` (N, T);
+    - ``logits(weights=None, keep=None, scale=None, rows=None)``: the model's class scores
+      (N, K) with its own weights replaced by ``weights`` (N, T), or with only the steps where
+      ``keep`` (N, T) is True left to attend to, or with each step's input multiplied by
+      ``scale`` (N, T); ``rows``, an index array, runs those examples only (the changes are
+      then shaped for them);
     - ``truth``: (N,) the step that decides each example, known by construction, or None;
     - ``layers``: (N, L, T, T) the self-attention beneath the weights, for rollout and flow;
     - ``cannot``: {what: why} for what this model cannot do: ``"truth"``, ``"replace"`` (its
@@ -398,10 +444,7 @@ class Subject:
     # -------------------------------------------------------------- running the model
     def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
         """Class probabilities (N, K) (see the class docstring for the three changes)."""
-        logits = np.asarray(self._logits(weights=weights, keep=keep, scale=scale), dtype=float)
-        logits = logits - logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        return e / e.sum(axis=1, keepdims=True)
+        return _softmax_rows(self._logits(weights=weights, keep=keep, scale=scale))
 
     def check(self, what: str) -> None:
         """Refuse, with the model's own reason, what it cannot do."""
@@ -412,6 +455,13 @@ class Subject:
         """(N, K) probabilities with the given weights (N, T) in place of the model's own."""
         self.check("replace")
         return self.output(weights=weights)
+
+    def row_predict(self, row: int):
+        """predict for example ``row`` alone: weights (1, T) -> probabilities (1, K)."""
+        self.check("replace")
+        rows = np.array([checks.index(row, "row", len(self.weights))])
+
+        return lambda weights: _softmax_rows(self._logits(weights=weights, rows=rows))
 
     def keep_predict(self, keep) -> np.ndarray:
         """(N,) the probability of the model's own decision when it may attend only where
@@ -494,3 +544,100 @@ class Subject:
                 "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])
             )
         return np.array([attention_flow(a, query=w) for a, w in zip(self.layers, self.weights)])
+
+
+# ------------------------------------------------------------------ every measure on one model
+EPSILON = 0.01  # Jain & Wallace's tolerance: the output may move this much (total variation)
+ADVERSARIAL_ROWS = 12  # examples of each model searched for adversarial weights (the costly one)
+REMOVAL_RANKINGS = ("attention", "random", "gradient", "attention × gradient")
+MEASURES = {
+    "first": "share of examples whose true cause the ranking puts first",
+    "rank": "mean place of the true cause in the ranking (0 = first)",
+    "τ gradient × input": "median Kendall τ of attention and gradient × input",
+    "τ leave one out": "median Kendall τ of attention and leave one out",
+    "permutation": "median output change when the weights are shuffled",
+    "adversarial": f"median JSD of weights found within ε = {EPSILON} of the output",
+    "uniform kept": "share of decisions kept when every weight is 1/T",
+    "flips heaviest": "share of decisions flipped by zeroing the heaviest weight",
+    "flips random": "share of decisions flipped by zeroing a random other weight",
+    "removed": "mean share of steps zeroed, by a ranking, before the decision flips",
+    "comprehensiveness": "mean drop of p when the top step of a ranking is removed",
+    "sufficiency": "mean drop of p when the top step of a ranking is all that is kept",
+}
+
+
+def scorecard(subjects, seed: int = 0) -> dict:
+    """Every measure of this module on one trained model (Part V, the closing table).
+
+    subjects: a :class:`Subject`, or a list of them (one model on examples of several lengths),
+    whose examples are pooled.  Returns {"values": {name: float}, "cannot": {name: reason}}:
+    a name is a key of :data:`MEASURES`, followed for the ranking measures by the method, as in
+    ``"first: gradient"``; a measure the model cannot support is absent from the values and
+    present, with its reason, in "cannot".
+    """
+    subjects = [subjects] if isinstance(subjects, Subject) else list(subjects)
+    if not subjects or not all(isinstance(s, Subject) for s in subjects):
+        raise ValueError("scorecard needs a Subject or a non-empty list of them")
+    rng = np.random.RandomState(checks.seed(seed))
+    pooled: dict[str, list] = {}
+    cannot: dict[str, str] = {}
+
+    def add(name, values):
+        pooled.setdefault(name, []).append(np.atleast_1d(np.asarray(values, dtype=float)))
+
+    sizes = [len(s.weights) for s in subjects]
+    chosen = rng.choice(sum(sizes), min(sum(sizes), ADVERSARIAL_ROWS), replace=False)
+    starts = np.cumsum([0] + sizes)
+    for i, s in enumerate(subjects):
+        searched = np.sort(chosen[(chosen >= starts[i]) & (chosen < starts[i + 1])] - starts[i])
+        _card(s, rng, add, cannot, searched)
+    values = {}
+    for name, parts in pooled.items():
+        joined = np.concatenate(parts)
+        if np.all(np.isnan(joined)):  # Kendall's τ of a ranking that ties every step
+            cannot[name] = "every step has the same weight, so attention orders no steps"
+            continue
+        median = name.split(":")[0] in ("τ gradient × input", "τ leave one out", "permutation")
+        median = median or name == "adversarial"
+        values[name] = float(np.nanmedian(joined) if median else np.mean(joined))
+    return {"values": values, "cannot": cannot}
+
+
+def _card(s: Subject, rng, add, cannot, searched) -> None:
+    """One Subject's share of :func:`scorecard`; ``searched``: its rows for the adversary."""
+    n, steps = s.weights.shape
+    ranked = {}
+    for method in Subject.METHODS:
+        reason = s.supports(method)
+        if reason:
+            for what in ("first", "rank"):
+                cannot[f"{what}: {method}"] = reason
+            continue
+        ranked[method] = s.importance(method)
+        if s.truth is None:
+            for what in ("first", "rank"):
+                cannot[f"{what}: {method}"] = s.cannot["truth"]
+        else:
+            add(f"first: {method}", rank_of_truth(ranked[method], s.truth) == 0)
+            add(f"rank: {method}", rank_of_truth(ranked[method], s.truth))
+    add("τ gradient × input", kendall_tau(s.weights, ranked["gradient × input"]))
+    add("τ leave one out", kendall_tau(s.weights, ranked["leave one out"]))
+    for method in ("attention", "gradient × input", "leave one out"):
+        add(f"comprehensiveness: {method}", comprehensiveness(s.keep_predict, ranked[method], 1))
+        add(f"sufficiency: {method}", sufficiency(s.keep_predict, ranked[method], 1))
+    replacing = ["permutation", "adversarial", "uniform kept", "flips heaviest", "flips random"]
+    replacing += [f"removed: {method}" for method in REMOVAL_RANKINGS]
+    if "replace" in s.cannot:
+        cannot.update({name: s.cannot["replace"] for name in replacing})
+        return
+    add("permutation", permutation_effect(s.predict, s.weights, seed=rng.randint(2**31)))
+    for r in searched:
+        add("adversarial", adversarial_weights(s.row_predict(r), s.weights[[r]], EPSILON)[1])
+    uniform = np.full(s.weights.shape, 1.0 / steps)
+    add("uniform kept", _decisions(s.predict(uniform)) == s.decision)
+    heaviest, other = heaviest_flips(s.predict, s.weights, seed=rng.randint(2**31))
+    add("flips heaviest", np.full(n, heaviest))
+    add("flips random", np.full(n, other))
+    rankings = dict(ranked, random=rng.random_sample(s.weights.shape))
+    for method in REMOVAL_RANKINGS:
+        add(f"removed: {method}", removed_to_flip(s.predict, s.weights, rankings[method]))

@@ -35,6 +35,11 @@ def _binary(logit: np.ndarray) -> np.ndarray:
     return np.stack([np.zeros_like(logit), logit], axis=1)
 
 
+def _rows(values: np.ndarray, rows) -> np.ndarray:
+    """The examples ``rows`` of a per-example array, or all of them."""
+    return values if rows is None else values[rows]
+
+
 def _scaled(inputs: np.ndarray, scale) -> np.ndarray:
     return inputs if scale is None else inputs * np.asarray(scale, dtype=float)[..., None]
 
@@ -59,32 +64,40 @@ def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
     x = heldout.inputs  # (N, T, C)
     _, readout = lesson.effective(params)
 
-    def logits(weights=None, keep=None, scale=None):
-        xs = _scaled(x, scale)
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        xs = _scaled(_rows(x, rows), scale)
         if weights is None:
             return _binary(lesson.forward(params, xs, keep).logit)
         return _binary(np.einsum("nt,ntc,c->n", weights, xs, readout) + float(params.bias))
 
     weights = lesson.forward(params, x).weights
-    return Subject(f"Part I, seed {seed}", weights, logits, truth=heldout.markers)
+    runs = {s: f"Part I, run {i + 1}" for i, s in enumerate(lesson.INIT_SEEDS)}
+    name = runs.get(seed, f"Part I, seed {seed}")
+    return Subject(name, weights, logits, truth=heldout.markers)
 
 
 # ------------------------------------------------------------------ Part III
 def flavour_subject(flavour: str, seed: int = 0) -> Subject:
     """One flavour of Part III, section 4, trained from ``seed`` on Part I's task, on its 180
-    held-out sequences: output = w·Σ_t a_t h_t + b."""
+    held-out sequences: output = w·Σ_t a_t h_t + b.  Local-p's weights are explained as
+    shares of their total (its Gaussian window leaves them summing to less than 1)."""
     model, p = taxonomy.lesson_run(flavour, seed)
     heldout = taxonomy.lesson_data()[1]
     x = heldout.inputs
 
-    def logits(weights=None, keep=None, scale=None):
-        run = model.forward(p, _scaled(x, scale), keep)
+    own = model.forward(p, x).attention.weights[:, 0]
+    # local-p's Gaussian scales its softmax, so its weights sum to less than 1: the subject
+    # explains each step's share, and weights put in its place keep the example's total
+    total = own.sum(axis=1, keepdims=True)
+
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        run = model.forward(p, _scaled(_rows(x, rows), scale), keep)
         if weights is None:
             return _binary(run.output)
+        weights = np.asarray(weights) * _rows(total, rows)
         return _binary(np.einsum("nt,ntd->nd", weights, run.h) @ p["readout"] + p["bias"])
 
-    weights = model.forward(p, x).attention.weights[:, 0]
-    return Subject(f"{flavour}, seed {seed}", weights, logits, truth=heldout.marked[:, 0])
+    return Subject(f"{flavour}, seed {seed}", own / total, logits, truth=heldout.marked[:, 0])
 
 
 def heads_subject(choice: str, seed: int = 0) -> Subject:
@@ -96,8 +109,8 @@ def heads_subject(choice: str, seed: int = 0) -> Subject:
     heldout = sa.heads_data()[1]
     x = heldout.inputs
 
-    def logits(weights=None, keep=None, scale=None):
-        scores, values, readout = sa.head_parts(model, p, _scaled(x, scale))
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        scores, values, readout = sa.head_parts(model, p, _scaled(_rows(x, rows), scale))
         if keep is not None:
             scores = scores.copy()
             scores[:, head] = np.where(keep, scores[:, head], -np.inf)
@@ -118,9 +131,10 @@ def memory_subject(seed: int = 0) -> Subject:
     test = memory.memory_data(1)[1]
     memories, questions, used = memory.encode(test)
 
-    def logits(weights=None, keep=None, scale=None):
-        allowed = used if keep is None else used & keep
-        out, _, (u, embedded) = model.forward(p, _scaled(memories, scale), questions, allowed)
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        allowed = _rows(used, rows) if keep is None else _rows(used, rows) & keep
+        stored = _scaled(_rows(memories, rows), scale)
+        out, _, (u, embedded) = model.forward(p, stored, _rows(questions, rows), allowed)
         if weights is None:
             return out
         return (u[0] + np.einsum("nm,nmd->nd", weights, embedded[1])) @ p["W"].T
@@ -152,10 +166,11 @@ def _udhr_sentence(params, tokens, seed: int) -> Subject:
     x = params.E[ids][others]  # (n, n − 1, d): each position's other tokens
     query = params.E[ids] @ params.W_Q  # (n, d)
 
-    def logits(weights=None, keep=None, scale=None):  # Q Kᵀ / √d, softmax, A V, W_O
-        xs = _scaled(x, scale)
+    def logits(weights=None, keep=None, scale=None, rows=None):  # Q Kᵀ / √d, softmax, A V, W_O
+        xs = _scaled(_rows(x, rows), scale)
         if weights is None:
-            scores = np.einsum("nd,ntd->nt", query, xs @ params.W_K) / np.sqrt(udhr.WIDTH)
+            asks = _rows(query, rows)
+            scores = np.einsum("nd,ntd->nt", asks, xs @ params.W_K) / np.sqrt(udhr.WIDTH)
             weights = softmax(scores, keep)
         return np.einsum("nt,ntd->nd", weights, xs @ params.W_V) @ params.W_O
 
@@ -203,28 +218,35 @@ def translation_subjects(name: str, seed: int = 0, lengths=TRANSLATION_LENGTHS) 
 
 
 def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
-    """Teacher forcing up to word ``at`` of each example, whose step takes the change."""
+    """Teacher forcing up to word ``at`` of each example, whose step takes the change.  The
+    states before that step do not depend on its weights, so they are kept; only a scaled
+    input runs the sentence again."""
     previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
 
-    def run(weights=None, keep=None, scale=None):
-        h, s, _ = model.encode(p, source, scale)
+    def before(scale=None, rows=None):
+        """(h, s, o, previous word) as the step of each example's word ``at`` finds them."""
+        h, s, _ = model.encode(p, _rows(source, rows), scale)
+        words, stop = _rows(previous, rows), _rows(at, rows)
         o = np.zeros((len(h), model.hidden))
-        scores, own = np.empty((len(h), p["out.bias"].shape[0])), np.empty(h.shape[:2])
-        for t in range(at.max() + 1):
-            rows = at == t
-            if rows.any():
-                change = {
-                    "keep": None if keep is None else keep[rows],
-                    "weights": None if weights is None else weights[rows],
-                }
-                last = model.step(p, h[rows], s[rows], o[rows], previous[rows, t], **change)
-                scores[rows] = last.o @ p["out.weight"].T + p["out.bias"]
-                own[rows] = last.attention.weights[:, 0]
-            step = model.step(p, h, s, o, previous[:, t])
+        kept_s, kept_o = np.empty_like(s), np.zeros_like(o)
+        for t in range(stop.max() + 1):
+            now = stop == t
+            kept_s[now] = s[now]
+            if model.feeding:  # only input feeding reads the previous output
+                kept_o[now] = o[now]
+            step = model.step(p, h, s, o, words[:, t])
             s, o = step.s, step.o
-        return scores, own
+        return h, kept_s, kept_o, words[np.arange(len(stop)), stop]
 
-    return Subject(label, run()[1], lambda **change: run(**change)[0], truth=truth)
+    own = before()
+
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        state = before(scale, rows) if scale is not None else [_rows(a, rows) for a in own]
+        last = model.step(p, *state, keep=keep, weights=weights)
+        return last.o @ p["out.weight"].T + p["out.bias"]
+
+    weights = model.step(p, *own).attention.weights[:, 0]
+    return Subject(label, weights, logits, truth=truth)
 
 
 def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
@@ -232,21 +254,22 @@ def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
     only (the removal through the memory mask of that word's row)."""
     previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
     n, m = target.shape[1], source.shape[1]
-    rows = np.arange(len(at))
 
-    def run(keep=None, scale=None):
-        memory, _ = model.encode(p, source, scale)
+    def run(keep=None, scale=None, rows=None):
+        memory, _ = model.encode(p, _rows(source, rows), scale)
+        stop = _rows(at, rows)
+        every = np.arange(len(stop))
         mask = None
         if keep is not None:
-            mask = np.ones((len(at), n, m), dtype=bool)
-            mask[rows, at] = keep
-        logits, weights, _ = model.decode(p, memory, previous, mask)
-        return logits[rows, at], weights
+            mask = np.ones((len(stop), n, m), dtype=bool)
+            mask[every, stop] = keep
+        logits, weights, _ = model.decode(p, memory, _rows(previous, rows), mask)
+        return logits[every, stop], weights
 
-    def logits(weights=None, keep=None, scale=None):
+    def logits(weights=None, keep=None, scale=None, rows=None):
         if weights is not None:
             raise ValueError(cannot["replace"])
-        return run(keep, scale)[0]
+        return run(keep, scale, rows)[0]
 
     _, weights = run()
     cannot = {
@@ -254,7 +277,46 @@ def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
             rows=model.heads * model.layers, heads=model.heads, layers=model.layers
         )
     }
-    own = weights[-1]["cross"].mean(axis=1)[rows, at]  # (N, m)
+    own = weights[-1]["cross"].mean(axis=1)[np.arange(len(at)), at]  # (N, m)
     encoder = model.encode(p, source)[1][-1]  # each layer's self-attention (N, H, m, m)
     layers = np.stack([w.mean(axis=1) for w in encoder], axis=1)  # (N, L, m, m)
     return Subject(label, own, logits, truth=truth, layers=layers, cannot=cannot)
+
+
+# ------------------------------------------------------------------ every model, by name
+SEEDS = (0, 1, 2)  # the seeds of every model but Part I's network, which has its 100
+FAMILIES = ("Part I", "Part II", "Part III, flavours", "Part III, heads and memory", "Part IV")
+
+
+def _models() -> dict[str, tuple[str, object, tuple]]:
+    models = {"Part I network": ("Part I", lesson_subject, LESSON_SEEDS)}
+    models["UDHR head"] = ("Part II", udhr_subjects, SEEDS)
+    for flavour in taxonomy.SIDE_BY_SIDE:
+        models[flavour] = ("Part III, flavours", _partial(flavour_subject, flavour), SEEDS)
+    for choice in sa.HEAD_CHOICES:
+        models[choice] = ("Part III, heads and memory", _partial(heads_subject, choice), SEEDS)
+    models["memory network"] = ("Part III, heads and memory", memory_subject, SEEDS)
+    for name in comparison.MODELS:
+        if name != "fixed context":
+            models[name] = ("Part IV", _partial(translation_subjects, name), SEEDS)
+    return models
+
+
+def _partial(function, first):
+    return lambda seed: function(first, seed)
+
+
+MODELS = _models()  # {name: (family, seed -> Subject or [Subject], seeds)}
+NO_ATTENTION = {  # the book's models that have no weights to explain, and why
+    "fixed context": "Part IV's fixed-context encoder-decoder has no attention weights: every "
+    "word reads the same last encoder state"
+}
+
+
+def subjects(model: str, seed: int) -> list[Subject]:
+    """The Subjects of ``model`` (a key of :data:`MODELS`) trained from ``seed``."""
+    family, build, seeds = MODELS[checks.choice(model, "model", MODELS)]
+    if seed not in seeds:
+        raise ValueError(f"{model!r} is measured on seeds {seeds[0]} to {seeds[-1]}, not {seed}")
+    made = build(seed)
+    return [made] if isinstance(made, Subject) else made

@@ -1,0 +1,54 @@
+"""Part V: what each family's scorecard costs, and the share the adversarial search takes.
+
+The closing sweep (every model on every seed, `verdict.write`) takes minutes, so the book ships
+its result; this benchmark times one card per family side by side (the models are trained once,
+and remembered, before the clock starts), and the same cards without the adversarial search, the
+costliest measure.  Ratios to Part I's card are printed, never asserted; the last line estimates
+the whole sweep from the cards' times and each family's count of model-seeds.
+"""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import best_of  # noqa: E402
+
+from attention_measured import explanations, subjects, verdict  # noqa: E402
+
+CARDS = {  # one model of each family, at its first seed
+    "Part I": "Part I network",
+    "Part II": "UDHR head",
+    "Part III, flavours": "additive",
+    "Part III, heads and memory": "memory network",
+    "Part IV": "Bahdanau",
+}
+
+
+def main() -> None:
+    print("Part V: one scorecard per family (seconds), with and without the adversarial search")
+    print(f"  {'':<32}{'card':>8}{'no adversary':>14}{'/ Part I':>10}")
+    times = {}
+    for family, model in CARDS.items():
+        seed = subjects.MODELS[model][2][0]
+        built = subjects.subjects(model, seed)  # trains once, outside the clock
+        whole = best_of(lambda model=model, seed=seed: verdict.card(model, seed), 1)
+        rows, explanations.ADVERSARIAL_ROWS = explanations.ADVERSARIAL_ROWS, 0
+        try:
+            quick = best_of(lambda built=built: explanations.scorecard(built), 1)
+        finally:
+            explanations.ADVERSARIAL_ROWS = rows
+        times[family] = (whole, quick)
+    for family, (whole, quick) in times.items():
+        ratio = whole / times["Part I"][0]
+        print(f"  {CARDS[family]:<32}{whole:7.1f} s{quick:12.1f} s{ratio:9.1f}x")
+    counts = {}
+    for family, _, seeds in subjects.MODELS.values():
+        counts[family] = counts.get(family, 0) + len(seeds)
+    total = sum(times[family][0] * n for family, n in counts.items())
+    cards = sum(counts.values())
+    print(f"  the whole sweep, {cards} cards: about {total / 60:.0f} min on one core")
+
+
+if __name__ == "__main__":
+    main()

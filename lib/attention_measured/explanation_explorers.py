@@ -1,0 +1,168 @@
+"""Part V's explorers: one example's rankings against its true cause, for any model and method.
+
+Each only draws and describes what :mod:`attention_measured.subjects` and
+:mod:`attention_measured.explanations` compute, and hands the two to
+:mod:`attention_measured.twins`, live or as a static twin.
+"""
+
+from __future__ import annotations
+
+import functools
+import textwrap
+
+import numpy as np
+
+from . import book, explanations, plots, subjects, verdict
+from .twins import Control, live, static_twin
+
+RANKINGS = ["attention", "gradient", "attention × gradient", "gradient × input", "leave one out"]
+TWIN_MODELS = [  # one or two from each family; the live widget offers every model
+    "Part I network",
+    "UDHR head",
+    "additive",
+    "dot",
+    "mean pooling",
+    "two heads: head 1",
+    "memory network",
+    "Bahdanau",
+    "Luong",
+    "Transformer",
+]
+TWIN_EXAMPLES = [0, 1]
+
+
+def first_seed(model: str) -> int:
+    """The seed a model is explored at: its first (Part I's is the lesson's run 1)."""
+    return subjects.MODELS[model][2][0]
+
+
+@functools.lru_cache(maxsize=32)
+def _subject(model: str, seed: int) -> explanations.Subject:
+    """The model's Subject explored; of several (one per length), the middle one."""
+    made = subjects.subjects(model, seed)
+    return made[len(made) // 2]
+
+
+def _example(subject: explanations.Subject, example: int) -> int:
+    return book_index(example, len(subject.weights))
+
+
+def book_index(example, size: int) -> int:
+    if isinstance(example, bool) or not isinstance(example, (int, np.integer)):
+        raise ValueError(f"example must be a whole number, got {example!r}")
+    if not 0 <= example < size:
+        raise ValueError(f"example must be from 0 to {size - 1}, got {example}")
+    return int(example)
+
+
+def rankings_figure(subject: explanations.Subject, example: int, methods=RANKINGS):
+    """One example's steps ranked by each of ``methods``, one row of bars per method (each
+    scaled to its largest), the true cause shaded; a method the model cannot support says why."""
+    example = _example(subject, example)
+    methods = list(methods)
+    fig, axes = plots.figure(nrows=len(methods), width=4.6, height=0.25 + 0.72 * len(methods))
+    axes = np.atleast_1d(axes)
+    steps = subject.weights.shape[1]
+    truth = None if subject.truth is None else int(subject.truth[example])
+    for ax, method in zip(axes, methods):
+        reason = subject.supports(method)
+        if reason:
+            ax.text(
+                0.5,
+                0.5,
+                "\n".join(textwrap.wrap(f"cannot: {reason}", 70)),
+                ha="center",
+                va="center",
+                fontsize=7,
+                transform=ax.transAxes,
+                color=plots.INK,
+            )
+            ax.set_axis_off()
+            ax.set_title(method, fontsize=9, loc="left")
+            continue
+        values = subject.importance(method)[example]
+        top = values.max()
+        scaled = values / top if top > 0 else values
+        colours = [plots.MARKER if t == truth else plots.RUNS[0] for t in range(steps)]
+        ax.bar(range(steps), scaled, color=colours, width=0.7)
+        if truth is not None:
+            ax.axvspan(truth - 0.45, truth + 0.45, color=plots.MARKER, alpha=0.15, lw=0)
+            place = int(explanations.rank_of_truth(values[None], [truth])[0])
+            where = "first" if place == 0 else f"place {place + 1} of {steps}"
+            ax.set_title(f"{method}: true cause {where}", fontsize=9, loc="left")
+        else:
+            ax.set_title(method, fontsize=9, loc="left")
+        ax.set_ylim(0, 1.05)
+        ax.set_yticks([])
+        ax.set_xticks(
+            range(steps), [str(t) if steps <= 20 else "" for t in range(steps)], fontsize=7
+        )
+    axes[-1].set_xlabel("step (bars scaled to each row's largest)", fontsize=8)
+    return fig
+
+
+def describe_rankings(model: str, method: str, example: int) -> str:
+    """The chosen example's rankings in words, and the model's share of examples, over seeds,
+    whose cause ``method`` puts first (from the stored sweep)."""
+    subject = _subject(model, first_seed(model))
+    example = _example(subject, example)
+    lines = [f"{subject.name}, example {example}"]
+    reason = subject.supports(method)
+    if reason:
+        return "\n".join(lines + textwrap.wrap(f"{method}: cannot, {reason}", book.WIDTH))
+    values = subject.importance(method)[example]
+    order = np.argsort(-values, kind="stable")
+    lines.append(
+        f"{method}: steps from most to least important: "
+        + " ".join(str(t) for t in order[:8])
+        + (" …" if len(order) > 8 else "")
+    )
+    if subject.truth is None:
+        lines += textwrap.wrap(f"no true cause: {subject.cannot['truth']}", book.WIDTH)
+        return "\n".join(lines)
+    truth = int(subject.truth[example])
+    place = int(explanations.rank_of_truth(values[None], [truth])[0])
+    lines.append(f"true cause: step {truth}, ranked {place + 1} of {len(values)}")
+    spread = verdict.spread(verdict.stored(), model, f"first: {method}")
+    median, low, high = spread
+    lines.append(
+        f"over seeds, {method} ranks the cause first in {median:.2f} of examples "
+        f"({low:.2f} to {high:.2f})"
+    )
+    return "\n".join(lines)
+
+
+def render_rankings(model: str, method: str, example: int):
+    """The twin's frame: ``method``'s ranking of the example above the attention weights."""
+    subject = _subject(model, first_seed(model))
+    shown = ["attention"] if method == "attention" else [method, "attention"]
+    return rankings_figure(subject, example, shown)
+
+
+def rank_an_example(static: bool = False):
+    """Pick a model, a ranking method and an example; see where the true cause falls."""
+    if static:
+        controls = {
+            "model": Control("model", TWIN_MODELS),
+            "method": Control("ranking", RANKINGS, "leave one out"),
+            "example": Control("example", TWIN_EXAMPLES),
+        }
+        return static_twin(
+            "rank-an-example",
+            controls,
+            render_rankings,
+            describe_rankings,
+            alt="Bars over the steps of one example: the chosen ranking above the attention "
+            "weights, each scaled to its largest, with the true cause shaded.",
+        )
+    import ipywidgets as w
+
+    return live(
+        {
+            "model": w.Dropdown(options=list(subjects.MODELS), description="model"),
+            "method": w.Dropdown(options=RANKINGS, value="leave one out", description="ranking"),
+            "example": w.IntSlider(0, 0, 99, description="example"),
+        },
+        render_rankings,
+        describe_rankings,
+    )
