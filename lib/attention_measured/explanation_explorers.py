@@ -112,11 +112,8 @@ def describe_rankings(model: str, method: str, example: int) -> str:
         return "\n".join(lines + textwrap.wrap(f"{method}: cannot, {reason}", book.WIDTH))
     values = subject.importance(method)[example]
     order = np.argsort(-values, kind="stable")
-    lines.append(
-        f"{method}: steps from most to least important: "
-        + " ".join(str(t) for t in order[:8])
-        + (" …" if len(order) > 8 else "")
-    )
+    ranked = " ".join(str(t) for t in order[:8]) + (" …" if len(order) > 8 else "")
+    lines.append(f"{method}, most important first: {ranked}")
     if subject.truth is None:
         lines += textwrap.wrap(f"no true cause: {subject.cannot['truth']}", book.WIDTH)
         return "\n".join(lines)
@@ -129,7 +126,7 @@ def describe_rankings(model: str, method: str, example: int) -> str:
         f"over seeds, {method} ranks the cause first in {median:.2f} of examples "
         f"({low:.2f} to {high:.2f})"
     )
-    return "\n".join(lines)
+    return "\n".join(textwrap.fill(line, book.WIDTH) for line in lines)
 
 
 def render_rankings(model: str, method: str, example: int):
@@ -166,3 +163,42 @@ def rank_an_example(static: bool = False):
         render_rankings,
         describe_rankings,
     )
+
+
+# ------------------------------------------------------------------ the stored sweep, drawn
+METHOD_COLOURS = {
+    "attention": plots.RUNS[0],
+    "gradient": plots.NEUTRAL,
+    "attention × gradient": plots.INK,
+    "gradient × input": plots.AFTER,
+    "leave one out": plots.RUNS[1],
+    "rollout": plots.MARKER,
+    "flow": "#56B4E9",
+}
+
+
+def plot_first_shares(ax, result: dict, models, methods=("attention", "leave one out")) -> None:
+    """One row per model, one dot per seed and method: the share of examples whose true cause
+    the method ranks first, from a stored sweep (:func:`verdict.stored`).  A method the model
+    cannot run is left out of its row."""
+    models, methods = list(models), list(methods)
+    width = 0.6 / max(len(methods) - 1, 1)
+    for row, model in enumerate(models):
+        for k, method in enumerate(methods):
+            cards = result[model]["cards"].values()
+            shares = [
+                c["values"][f"first: {method}"] for c in cards if f"first: {method}" in c["values"]
+            ]
+            shift = (k - (len(methods) - 1) / 2) * width if len(methods) > 1 else 0.0
+            ax.scatter(
+                shares,
+                np.full(len(shares), row + shift),
+                s=20,
+                color=METHOD_COLOURS.get(method, plots.INK),
+                label=method if row == 0 else None,
+            )
+    ax.set_yticks(range(len(models)), models)
+    ax.set_ylim(len(models) - 0.5, -0.5)
+    ax.set_xlabel("share of examples whose true cause is ranked first")
+    ax.set_xlim(-0.03, 1.03)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=min(len(methods), 4))
