@@ -171,10 +171,11 @@ def additive_subject(**options):
     """Three steps whose values are 2, 0, −1: logit = Σ_t a_t v_t, the input scales v_t."""
     values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
 
-    def logits(weights=None, keep=None, scale=None):
-        v = values if scale is None else values * scale
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        v = values if rows is None else values[rows]
+        v = v if scale is None else v * scale
         if weights is None:
-            a = np.ones(values.shape) if keep is None else np.where(keep, 1.0, 0.0)
+            a = np.ones(v.shape) if keep is None else np.where(keep, 1.0, 0.0)
             weights = a / a.sum(axis=1, keepdims=True)
         logit = (weights * v).sum(axis=1)
         return np.stack([np.zeros_like(logit), logit], axis=1)
@@ -242,3 +243,21 @@ def test_frozen_weights_help_a_readout_only_when_they_point_at_the_cause():
         X.frozen_weights_accuracy(even, inputs, labels * 2, (even, inputs, labels))
     with pytest.raises(ValueError, match="inputs"):
         X.frozen_weights_accuracy(even, inputs[:, :4], labels, (even, inputs, labels))
+
+
+def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
+    card = X.scorecard(additive_subject(truth=[0, 1]))
+    assert card["values"]["first: gradient"] == 1.0 and card["values"]["first: attention"] == 0.0
+    assert "same weight" in card["cannot"]["τ leave one out"]  # equal weights order nothing
+    assert "one layer" in card["cannot"]["first: rollout"]
+    assert 0.0 <= card["values"]["adversarial"] <= np.log(2)
+    # pooled over two subjects: the gradient finds both causes of the first, neither of the
+    # second (its causes are step 2, whose value is not the largest in either row)
+    pooled = X.scorecard([additive_subject(truth=[0, 1]), additive_subject(truth=[2, 2])])
+    assert pooled["values"]["first: gradient"] == 0.5
+    blind = X.scorecard(additive_subject(cannot={"replace": "no weights of its own"}))
+    assert blind["cannot"]["permutation"] == "no weights of its own"
+    assert "permutation" not in blind["values"]
+    assert "no one step known" in blind["cannot"]["first: attention"]  # no truth given
+    with pytest.raises(ValueError, match="Subject"):
+        X.scorecard([])
