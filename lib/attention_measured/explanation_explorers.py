@@ -119,12 +119,15 @@ def describe_rankings(model: str, method: str, example: int) -> str:
         return "\n".join(lines)
     truth = int(subject.truth[example])
     place = int(explanations.rank_of_truth(values[None], [truth])[0])
-    lines.append(f"true cause: step {truth}, ranked {place + 1} of {len(values)}")
+    lines.append(
+        f"true cause: step {truth}, ranked {place + 1} of {len(values)} "
+        "(steps tied with it count as above it)"
+    )
     spread = verdict.spread(verdict.stored(), model, f"first: {method}")
     median, low, high = spread
     lines.append(
-        f"over seeds, {method} ranks the cause first in {median:.2f} of examples "
-        f"({low:.2f} to {high:.2f})"
+        f"{method} ranks the cause first in {median:.2f} of the examples for the "
+        f"median seed ({low:.2f} to {high:.2f} over seeds)"
     )
     return "\n".join(textwrap.fill(line, book.WIDTH) for line in lines)
 
@@ -182,7 +185,7 @@ def plot_first_shares(ax, result: dict, models, methods=("attention", "leave one
     the method ranks first, from a stored sweep (:func:`verdict.stored`).  A method the model
     cannot run is left out of its row."""
     models, methods = list(models), list(methods)
-    width = 0.6 / max(len(methods) - 1, 1)
+    width = 0.36 / max(len(methods) - 1, 1)  # the dots of one row stay near it
     for row, model in enumerate(models):
         for k, method in enumerate(methods):
             cards = result[model]["cards"].values()

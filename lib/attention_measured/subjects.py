@@ -175,7 +175,7 @@ def _udhr_sentence(params, tokens, seed: int) -> Subject:
         return np.einsum("nt,ntd->nd", weights, xs @ params.W_V) @ params.W_O
 
     scores = np.einsum("nd,ntd->nt", query, x @ params.W_K) / np.sqrt(udhr.WIDTH)
-    name = f"UDHR head, seed {seed}, {n} tokens"
+    name = f"UDHR head, seed {seed}, a sentence of {n} tokens"
     return Subject(name, softmax(scores), logits, cannot={"truth": UDHR_NO_TRUTH})
 
 
