@@ -144,7 +144,7 @@ def rank_an_example(static: bool = False):
     if static:
         controls = {
             "model": Control("model", TWIN_MODELS),
-            "method": Control("ranking", RANKINGS, "leave one out"),
+            "method": Control("ranking", [*RANKINGS, "rollout"], "leave one out"),
             "example": Control("example", TWIN_EXAMPLES),
         }
         return static_twin(
@@ -160,7 +160,9 @@ def rank_an_example(static: bool = False):
     return live(
         {
             "model": w.Dropdown(options=list(subjects.MODELS), description="model"),
-            "method": w.Dropdown(options=RANKINGS, value="leave one out", description="ranking"),
+            "method": w.Dropdown(
+                options=[*RANKINGS, "rollout", "flow"], value="leave one out", description="ranking"
+            ),
             "example": w.IntSlider(0, 0, 99, description="example"),
         },
         render_rankings,
