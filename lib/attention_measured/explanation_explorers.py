@@ -43,11 +43,9 @@ def _subject(model: str, seed: int) -> explanations.Subject:
     return made[len(made) // 2]
 
 
-def _example(subject: explanations.Subject, example: int) -> int:
-    return book_index(example, len(subject.weights))
-
-
-def book_index(example, size: int) -> int:
+def _example(subject: explanations.Subject, example) -> int:
+    """A checked index into the subject's examples."""
+    size = len(subject.weights)
     if isinstance(example, bool) or not isinstance(example, (int, np.integer)):
         raise ValueError(f"example must be a whole number, got {example!r}")
     if not 0 <= example < size:

@@ -406,8 +406,12 @@ class Subject:
         "rollout",
         "flow",
     )
-    NEEDS = {"gradient": "replace", "attention × gradient": "replace", "rollout": "layers"}
-    NEEDS["flow"] = "layers"
+    NEEDS = {  # what each ranking needs that a model may lack
+        "gradient": "replace",
+        "attention × gradient": "replace",
+        "rollout": "layers",
+        "flow": "layers",
+    }
 
     def __init__(self, name: str, weights, logits, truth=None, layers=None, cannot=None):
         self.name, self._logits = str(name), logits

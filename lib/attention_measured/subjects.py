@@ -17,6 +17,8 @@ known by construction, except where the page says why it is not:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import checks, comparison, lesson, memory, taxonomy, translation, udhr
@@ -292,18 +294,18 @@ def _models() -> dict[str, tuple[str, object, tuple]]:
     models = {"Part I network": ("Part I", lesson_subject, LESSON_SEEDS)}
     models["UDHR head"] = ("Part II", udhr_subjects, SEEDS)
     for flavour in taxonomy.SIDE_BY_SIDE:
-        models[flavour] = ("Part III, flavours", _partial(flavour_subject, flavour), SEEDS)
+        models[flavour] = ("Part III, flavours", functools.partial(flavour_subject, flavour), SEEDS)
     for choice in sa.HEAD_CHOICES:
-        models[choice] = ("Part III, heads and memory", _partial(heads_subject, choice), SEEDS)
+        models[choice] = (
+            "Part III, heads and memory",
+            functools.partial(heads_subject, choice),
+            SEEDS,
+        )
     models["memory network"] = ("Part III, heads and memory", memory_subject, SEEDS)
     for name in comparison.MODELS:
         if name != "fixed context":
-            models[name] = ("Part IV", _partial(translation_subjects, name), SEEDS)
+            models[name] = ("Part IV", functools.partial(translation_subjects, name), SEEDS)
     return models
-
-
-def _partial(function, first):
-    return lambda seed: function(first, seed)
 
 
 MODELS = _models()  # {name: (family, seed -> Subject or [Subject], seeds)}
