@@ -10,11 +10,14 @@ NOTEBOOKS := intro.ipynb $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
 # Trained models are kept here between runs, filed under the hash of the code and the arithmetic.
 export ATTENTION_MEASURED_CACHE ?= $(CURDIR)/_build/cache
-# The second processor setup of `make test-cpus`: OpenBLAS's SSE-only kernels, numpy without AVX2.
-OTHER_CPU := OPENBLAS_CORETYPE=Nehalem NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" \
-             OPENBLAS_NUM_THREADS=1 ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-other-cpu
+# The two other processors of `make test-cpus`: OpenBLAS's SSE-only kernels with numpy without
+# AVX2 on one thread (Nehalem), and AMD's AVX2 kernels with numpy without AVX-512 (Zen).
+NEHALEM := OPENBLAS_CORETYPE=Nehalem NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" \
+           OPENBLAS_NUM_THREADS=1 ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-nehalem
+ZEN     := OPENBLAS_CORETYPE=Zen NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
+           ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-zen
 
-.PHONY: book test test-lib test-notebooks test-cpus test-build test-browser bench serve lab refresh clean
+.PHONY: book test test-lib test-notebooks test-cpus test-nudged test-build test-browser bench serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change.
 $(READY): requirements.txt pyproject.toml
@@ -56,9 +59,16 @@ test-notebooks: $(READY) $(READER_READY)
 	    --dist loadscope --nbval --nbval-kernel-name attention-measured-reader \
 	    --nbval-sanitize-with nbval_sanitize.cfg _build/alone
 
-# The same check on another processor's arithmetic (run by the second CI job).
+# The same check on two other processors' arithmetic (a job of its own in the GitHub workflow).
 test-cpus: $(READER_READY)
-	$(MAKE) test-notebooks $(OTHER_CPU)
+	$(MAKE) test-notebooks $(NEHALEM)
+	$(MAKE) test-notebooks $(ZEN)
+
+# The same check with every model's initial weights nudged by a relative 1e-12 (params.initialiser),
+# twice: an output that survives is a property of the model, not of one processor's last bits.
+test-nudged: $(READER_READY)
+	$(MAKE) test-notebooks ATTENTION_MEASURED_NUDGE=1
+	$(MAKE) test-notebooks ATTENTION_MEASURED_NUDGE=2
 
 # A strict build from scratch: warnings are errors, and no cached or stale page hides one.
 test-build: $(READY)

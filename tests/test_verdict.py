@@ -33,10 +33,10 @@ def test_stored_cards_are_what_the_code_computes(stored, model, seed):
     assert fresh["cannot"] == kept["cannot"]
     assert set(fresh["values"]) == set(kept["values"])
     for name, value in fresh["values"].items():
-        # a share of examples may move by one example where a decision sits on its threshold;
-        # the adversary's optimiser is the least exact of the measures
-        tolerance = 0.05 if name == "adversarial" else 0.01
-        assert value == pytest.approx(kept["values"][name], abs=tolerance), name
+        # Measured on these three cards with the initial weights nudged by 1e-12 (nudges 1 and
+        # 2) and on an AVX-512 machine: every value within 8e-6 of the stored one.  1e-4 leaves
+        # a margin of ten.
+        assert value == pytest.approx(kept["values"][name], abs=1e-4), name
 
 
 def test_between_seeds_is_the_median_divergence_of_seed_pairs(stored):
@@ -46,7 +46,9 @@ def test_between_seeds_is_the_median_divergence_of_seed_pairs(stored):
         np.concatenate([explanations.jensen_shannon(weights[a], weights[b]) for a, b in pairs])
     )
     assert verdict.between_seeds("one head") == pytest.approx(expected)
-    assert stored["one head"]["between seeds"] == pytest.approx(expected, abs=1e-6)
+    # Measured with the initial weights nudged by 1e-12 (nudges 1 and 2) and on an AVX-512
+    # machine: within 2.6e-5 of the stored value.  1e-4 leaves a margin of four.
+    assert stored["one head"]["between seeds"] == pytest.approx(expected, abs=1e-4)
 
 
 def test_spread_gives_the_median_and_range_or_the_reason():

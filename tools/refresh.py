@@ -4,6 +4,7 @@ Usage: python tools/refresh.py chapters/lesson/01-setup.ipynb [...]
 Each notebook runs in its own folder in a fresh kernel of this environment.
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -30,5 +31,7 @@ def refresh(path: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
+    if os.environ.get("ATTENTION_MEASURED_NUDGE", "").strip():
+        sys.exit("ATTENTION_MEASURED_NUDGE is set: stored outputs must come from unnudged weights")
     for name in sys.argv[1:]:
         refresh(Path(name))

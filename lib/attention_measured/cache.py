@@ -12,8 +12,9 @@ library's code:
   the source of the module that computes it and of every module of this
   package that module imports, and of the machine's arithmetic
   (numpy's version and CPU features, and the BLAS library and the kernel it
-  chose), so a changed library or another processor is never served an old
-  result.  Without the variable nothing is written anywhere.
+  chose), and of the nudge in force (:func:`attention_measured.params.nudge`),
+  so a changed library, another processor or a nudged run is never served
+  another's result.  Without the variable nothing is written anywhere.
 
 Every call hands out a fresh copy, so a caller that changes a result cannot change what the next
 caller gets.
@@ -34,6 +35,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .params import nudge
 
 ENVIRONMENT = "ATTENTION_MEASURED_CACHE"
 
@@ -143,7 +146,9 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
             *(m.decode() for m in re.findall(rb"attention_measured\.(\w+)", arguments)),
         }
         key = hashlib.sha256(
-            pickle.dumps((name, arguments, _fingerprint(modules), arithmetic()), protocol=4)
+            pickle.dumps(
+                (name, arguments, _fingerprint(modules), arithmetic(), nudge()), protocol=4
+            )
         ).hexdigest()
         if key not in memory:
             folder = _folder()

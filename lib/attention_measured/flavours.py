@@ -36,7 +36,7 @@ import numpy as np
 
 from . import checks
 from .attention import softmax, softmax_backward
-from .params import fan_in_normal
+from .params import fan_in_normal, initialiser
 
 
 def _check_states(h, s, needs_query: bool, name: str):
@@ -70,6 +70,7 @@ class Flavour:
     def key(self, name: str) -> str:
         return self.prefix + name
 
+    @initialiser
     def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> dict:
         return {}
 
@@ -117,6 +118,7 @@ class FeedForward(Flavour):
         self.per_position, self.prefix = checks.flag(per_position, "per_position"), prefix
         self.name = "feed-forward, bias per position" if per_position else "feed-forward"
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         if self.per_position and steps < 1:
             raise ValueError("a per-position bias needs the number of steps")
@@ -155,6 +157,7 @@ class ContextVector(Flavour):
     def __init__(self, units: int = 8, prefix: str = "ctx_"):
         self.units, self.prefix = checks.integer(units, "units", 1), prefix
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
             self.key("W"): fan_in_normal(rng, self.units, key_size),
@@ -191,6 +194,7 @@ class Additive(Flavour):
     def __init__(self, units: int = 8, prefix: str = "add_"):
         self.units, self.prefix = checks.integer(units, "units", 1), prefix
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
             self.key("W"): fan_in_normal(rng, self.units, query_size),
@@ -223,6 +227,7 @@ class Dot(Flavour):
     name = "dot"
     needs_query = True
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         if query_size != key_size:
             raise ValueError(
@@ -251,6 +256,7 @@ class General(Flavour):
     def __init__(self, prefix: str = "gen_"):
         self.prefix = prefix
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         return {self.key("W"): fan_in_normal(rng, query_size, key_size)}
 
@@ -283,6 +289,7 @@ class Concat(Flavour):
         W = p[self.key("W")]
         return {"W": W[:, :query_size], "U": W[:, query_size:], "v": p[self.key("v")]}
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         return {
             self.key("W"): fan_in_normal(rng, self.units, query_size + key_size),
@@ -325,6 +332,7 @@ class Location(Flavour):
     def __init__(self, prefix: str = "loc_"):
         self.prefix = prefix
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         if steps < 1:
             raise ValueError("location scores need the number of steps")
@@ -365,6 +373,7 @@ class LocalM(Flavour):
         self.name = f"local-m ({inner.name})"
         self.needs_query, self.prefix = inner.needs_query, inner.prefix
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         return self.inner.init(rng, key_size, query_size, steps)
 
@@ -400,6 +409,7 @@ class LocalP(LocalM):
         self.name = f"local-p ({inner.name})"
         self.units, self.prefix, self.needs_query = checks.integer(units, "units", 1), prefix, True
 
+    @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
         own = {
             self.key("W"): fan_in_normal(rng, self.units, query_size),

@@ -23,7 +23,7 @@ from .cache import remembered
 from .data import Dataset
 from .losses import binary_cross_entropy
 from .losses import sigmoid as probability
-from .params import Params
+from .params import Params, initialiser
 from .training import fit
 
 STEPS = 12  # T
@@ -135,6 +135,7 @@ def majority_baseline(labels: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------- section 2
+@initialiser
 def init_params(seeds) -> Params:
     """Initial networks, one per seed, drawn from the lesson's stream.
 

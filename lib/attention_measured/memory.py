@@ -22,7 +22,7 @@ from . import checks
 from .attention import softmax, softmax_backward
 from .cache import remembered
 from .losses import softmax_cross_entropy
-from .params import Params
+from .params import Params, initialiser
 from .training import Trained, trained_model
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
@@ -138,6 +138,7 @@ class MemoryNetwork:
     def __init__(self, hops: int = 1, size: int = 20):
         self.hops, self.size = checks.integer(hops, "hops", 1), checks.integer(size, "size", 1)
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         K, d, V = self.hops, self.size, len(WORDS)

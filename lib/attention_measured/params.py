@@ -8,7 +8,14 @@ Params whose arrays carry a leading run axis; :meth:`Params.select` takes one ne
 
 from __future__ import annotations
 
+import functools
+import os
+import threading
+
 import numpy as np
+
+NUDGE_VARIABLE = "ATTENTION_MEASURED_NUDGE"
+NUDGE_SIZE = 1e-12  # relative; larger than any processor's rounding differences
 
 
 class Params(dict):
@@ -49,3 +56,49 @@ def fan_in_normal(rng: np.random.RandomState, *shape) -> np.ndarray:
     """Initial weights of ``shape``: normal with standard deviation 1/sqrt(fan-in), the last axis
     being the input (Part III's scores and Part IV's recurrent models)."""
     return rng.normal(0.0, 1.0 / np.sqrt(shape[-1]), size=shape)
+
+
+def nudge() -> int:
+    """The nudge in force: 0 when ``ATTENTION_MEASURED_NUDGE`` is unset or empty, else its
+    positive integer k.  Anything else is refused, naming the variable."""
+    text = os.environ.get(NUDGE_VARIABLE, "").strip()
+    if not text:
+        return 0
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{NUDGE_VARIABLE} must be a positive integer or unset, got {text!r}")
+    return int(text)
+
+
+def nudged(arrays: dict, k: int) -> dict:
+    """``arrays`` (a Params or a dict of arrays), each multiplied by (1 + 1e-12 · z), z standard
+    normal drawn in the arrays' order from ``numpy.random.default_rng(k)``; same type, new
+    arrays.  Zeros (biases) stay zero."""
+    draws = np.random.default_rng(k)
+    out = type(arrays)()
+    for name, value in arrays.items():
+        out[name] = np.array(value, dtype=float)  # a new array, 0-d ones included
+        out[name] *= 1.0 + NUDGE_SIZE * draws.standard_normal(np.shape(value))
+    return out
+
+
+_depth = threading.local()
+
+
+def initialiser(function):
+    """Decorator for every function that draws a model's initial parameters (a Params or a
+    dict of arrays): under ``ATTENTION_MEASURED_NUDGE=k`` the result is :func:`nudged`.  An
+    initialiser called by another (a flavour's inside a reader's) is nudged once, by the
+    outermost."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        depth = getattr(_depth, "value", 0)
+        _depth.value = depth + 1
+        try:
+            arrays = function(*args, **kwargs)
+        finally:
+            _depth.value = depth
+        k = nudge() if depth == 0 else 0
+        return nudged(arrays, k) if k else arrays
+
+    return wrapper

@@ -27,7 +27,7 @@ import numpy as np
 from . import checks, translation
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
-from .params import Params, fan_in_normal
+from .params import Params, fan_in_normal, initialiser
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -197,6 +197,7 @@ class EncoderDecoder:
         return f"EncoderDecoder({self.kind!r}, hidden={self.hidden})"
 
     # -------------------------------------------------------------- parameters
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         """Parameters drawn from ``seed``: normal with standard deviation 1/sqrt(fan-in)."""
         rng = np.random.RandomState(checks.seed(seed))

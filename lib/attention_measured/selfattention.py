@@ -25,7 +25,7 @@ from .attention import (
 from .cache import remembered
 from .data import Dataset
 from .losses import output_loss, sigmoid
-from .params import Params
+from .params import Params, initialiser
 from .training import Trained, trained_model
 
 
@@ -115,6 +115,7 @@ class HeadsReader:
         if self.size % self.heads:
             raise ValueError(f"size {self.size} does not split into {self.heads} heads")
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size
@@ -315,6 +316,7 @@ class OrderReader:
         )
         self.size = checks.integer(size, "size", 1)
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.size

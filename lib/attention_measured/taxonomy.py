@@ -38,7 +38,7 @@ from .flavours import (
     sample_steps,
 )
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
-from .params import Params
+from .params import Params, initialiser
 from .training import Trained, trained
 
 
@@ -187,6 +187,7 @@ class Reader:
         )
         self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.hidden
@@ -268,6 +269,7 @@ class Hierarchical:
         self.words = ContextVector(units, prefix="word_")
         self.sentences = ContextVector(units, prefix="sent_")
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d = self.hidden
@@ -374,6 +376,7 @@ class Aligner:
                 "hard attention samples from softmax weights; choose a flavour without a window"
             )
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         rng = np.random.RandomState(seed)
         d, L = self.hidden, self.length

@@ -24,7 +24,7 @@ from .attention import (
     split_heads,
 )
 from .losses import softmax_cross_entropy
-from .params import Params
+from .params import Params, initialiser
 from .translation import draw_batch
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
@@ -407,6 +407,7 @@ class Transformer:
     def __repr__(self) -> str:
         return f"Transformer(width={self.width}, heads={self.heads}, layers={self.layers})"
 
+    @initialiser
     def init(self, seed: int = 0) -> Params:
         """Parameters drawn from ``seed`` the way torch initialises them: Xavier-uniform
         attention projections, uniform ±1/sqrt(fan-in) linear layers, LayerNorms at 1 and 0."""

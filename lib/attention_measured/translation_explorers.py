@@ -82,7 +82,8 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
     words = list(r["output"])
     shown = len(words) + 1  # the output words and the step that wrote </s> (or the last step)
     weights = r["weights"][:shown]
-    fig, ax = plots.figure(height=1.2 + 0.16 * shown)
+    # sized by the reference, not by the output: a chaotic run may write one word more or less
+    fig, ax = plots.figure(height=1.2 + 0.16 * (len(r["reference"]) + 1))
     rows = words + ["</s>" if shown <= len(r["weights"]) else "…"]
     plots.heatmap(ax, weights, rows[: len(weights)], list(r["source"]), title=model, colorbar=False)
     ax.set_xlabel("source word")

@@ -37,7 +37,7 @@ from . import checks
 from .attention import softmax, softmax_backward
 from .cache import remembered
 from .losses import log_softmax
-from .params import Params
+from .params import Params, initialiser
 from .training import fit
 
 # --------------------------------------------------------------- section 1
@@ -180,6 +180,7 @@ def query_kind(params: Params) -> str:
     return "position" if "positions" in params else "token"
 
 
+@initialiser
 def init_params(seed: int = 0, query: str = "token") -> Params:
     """Initial weights, 0.1 times standard normal draws from RandomState(seed) (section 2).
 
