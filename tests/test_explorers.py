@@ -203,6 +203,18 @@ def test_part_four_explorers_describe_what_comparison_computes():
             "index",
         ),
         (lambda: __import__("attention_measured").comparison.book_model("GPT"), "model"),
+        (
+            lambda: __import__("attention_measured").translation_explorers.render_alignment(
+                "fixed context"
+            ),
+            "no attention weights",
+        ),
+        (
+            lambda: __import__("attention_measured").translation_explorers.describe_alignment(
+                "GPT"
+            ),
+            "model must be one of",
+        ),
     ],
 )
 def test_part_four_bad_choices_are_refused(call, message):
@@ -237,3 +249,28 @@ def test_part_five_explorer_refuses_bad_examples(example):
 
     with pytest.raises(ValueError, match="example"):
         E.render_rankings("two heads: head 1", "attention", example)
+
+
+def _builders():
+    """Every explorer builder of the book: the public functions of the *_explorers modules that
+    take ``static``."""
+    import importlib
+    import inspect
+
+    names = ["explanation", "lesson", "taxonomy", "translation", "udhr"]
+    for module in (importlib.import_module(f"attention_measured.{n}_explorers") for n in names):
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if not name.startswith("_") and "static" in inspect.signature(function).parameters:
+                yield f"{module.__name__.rsplit('.', 1)[-1]}.{name}", function
+
+
+@pytest.mark.parametrize("name, builder", list(_builders()))
+def test_every_explorer_refuses_a_flag_that_is_not_true_or_false(name, builder):
+    # "False" is a non-empty string, so `if static:` would build the static twin
+    for bad in ("False", 0, None):
+        with pytest.raises(TypeError, match="static must be True or False"):
+            builder(static=bad)
+
+
+def test_there_are_thirteen_explorers():
+    assert len(list(_builders())) == 13

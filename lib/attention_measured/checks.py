@@ -89,8 +89,17 @@ def array(
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got a string")
     try:
-        out = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+        raw = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nesting
+        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
+    # booleans are not numbers here, and a complex number would lose its imaginary part
+    if raw.dtype == bool or np.issubdtype(raw.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {raw.dtype}")
+    if raw.dtype.kind in "US":
+        raise TypeError(f"{name} must be an array of numbers, got strings")
+    try:
+        out = raw.astype(float)
+    except (TypeError, ValueError):  # an object array holding something else
         raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
     if ndim is not None and out.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} axes, got shape {out.shape}")

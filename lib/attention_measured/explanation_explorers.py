@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from . import book, explanations, plots, subjects, verdict
+from . import book, checks, explanations, plots, subjects, verdict
 from .twins import Control, live, static_twin
 
 RANKINGS = ["attention", "gradient", "attention × gradient", "gradient × input", "leave one out"]
@@ -139,7 +139,7 @@ def render_rankings(model: str, method: str, example: int):
 
 def rank_an_example(static: bool = False):
     """Pick a model, a ranking method and an example; see where the true cause falls."""
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "model": Control("model", TWIN_MODELS),
             "method": Control("ranking", [*RANKINGS, "rollout"], "leave one out"),

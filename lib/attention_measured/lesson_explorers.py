@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lesson, plots
+from . import checks, lesson, plots
 from .twins import Control, live, static_twin
 
 
@@ -120,7 +120,7 @@ TWIN_SEEDS = list(range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 16))
 
 def drop_a_step(static: bool = False):
     """Pick a held-out example and a step; both runs' weights and p before and after dropping it."""
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "example": Control("held-out example", list(range(TWIN_EXAMPLES))),
             "step": Control("dropped step", list(range(lesson.STEPS)), 11),
@@ -149,7 +149,7 @@ def change_the_seed(static: bool = False):
     """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, and example 0's
     weights and removal effects.
     """
-    if static:
+    if checks.flag(static, "static"):
         controls = {"seed": Control("init seed", TWIN_SEEDS)}
         return static_twin(
             "change-the-seed",
@@ -174,7 +174,7 @@ def change_the_seed(static: bool = False):
 
 def pick_an_example(static: bool = False):
     """Browse held-out sequences: readings, both runs' weights and removal effects."""
-    if static:
+    if checks.flag(static, "static"):
         controls = {"example": Control("held-out example", list(range(TWIN_BROWSE)))}
         return static_twin(
             "pick-an-example",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import lesson, memory, plots, selfattention, taxonomy
+from . import checks, lesson, memory, plots, selfattention, taxonomy
 from .twins import Control, live, static_twin
 
 TWIN_FLAVOUR_SEEDS = [0, 1, 2]
@@ -83,7 +83,7 @@ def pick_a_flavour(static: bool = False):
     def describe(flavour, seed):
         return describe_flavour(flavour, (seed,))
 
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "flavour": Control("flavour", list(taxonomy.SIDE_BY_SIDE), "feed-forward"),
             "seed": Control("seed", TWIN_FLAVOUR_SEEDS),
@@ -146,7 +146,7 @@ def pick_a_head(static: bool = False):
     """A head (of the one-head or the two-head model) and a held-out example: its weights and
     removal effects.
     """
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "choice": Control("head", list(selfattention.HEAD_CHOICES), "two heads: head 1"),
             "example": Control("example", TWIN_HEAD_EXAMPLES),
@@ -225,7 +225,7 @@ def shuffle_the_steps(static: bool = False):
     """Shuffle the steps of a held-out sequence and watch the three order models (no,
     sinusoidal, learned positions).
     """
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "example": Control("example", TWIN_ORDER_EXAMPLES),
             "shuffle": Control("shuffle", TWIN_SHUFFLES),
@@ -300,7 +300,7 @@ def step_through_hops(static: bool = False):
     """A test story of the two-fact task and a hop of the three-hop memory network: where that
     hop reads.
     """
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "story": Control("story", TWIN_STORIES),
             "hop": Control("hop", list(range(1, memory.HOPS_SHOWN + 1))),

@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from . import book, comparison, plots, translation
+from . import book, checks, comparison, plots, translation
 from .twins import Control, live, static_twin
 
 ATTENTION_MODELS = ["Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
@@ -78,7 +78,7 @@ def render_pair(source):
 def render_alignment(model: str, length: int = 12, seed: int = 0):
     """Where each output word looked: the model's attention while it translates greedily, with
     the true alignment ringed."""
-    r = comparison.translate(model, seed, test_sentence(length))
+    r = comparison.translate(_attending(model), seed, test_sentence(length))
     words = list(r["output"])
     shown = len(words) + 1  # the output words and the step that wrote </s> (or the last step)
     weights = r["weights"][:shown]
@@ -100,8 +100,15 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
     return fig
 
 
+def _attending(model: str) -> str:
+    """``model`` if it is one of the models with attention, whose weights can be drawn."""
+    if model == "fixed context":
+        raise ValueError("model 'fixed context' has no attention weights to draw")
+    return checks.choice(model, "model", ATTENTION_MODELS)
+
+
 def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
-    r = comparison.translate(model, seed, test_sentence(length))
+    r = comparison.translate(_attending(model), seed, test_sentence(length))
     reference, output = r["reference"], r["output"]
     right = sum(a == b for a, b in zip(output, reference))
     heaviest = r["weights"][: len(reference)].argmax(axis=1)
@@ -119,7 +126,7 @@ def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
 
 def pick_a_sentence(static: bool = False):
     """Pick a model and a test sentence; see where each output word looked."""
-    if static:
+    if checks.flag(static, "static"):
         controls = {
             "model": Control("model", ATTENTION_MODELS),
             "length": Control("sentence length", TWIN_SENTENCE_LENGTHS, 12),
@@ -206,7 +213,7 @@ def describe_lengths(length: int = 20) -> str:
 
 def slide_the_length(static: bool = False):
     """A length slider over every model's accuracy curve."""
-    if static:
+    if checks.flag(static, "static"):
         return static_twin(
             "slide-the-length",
             {"length": Control("length", TWIN_LENGTHS, 20)},

@@ -160,7 +160,7 @@ def describe_query_variants(sentence: int) -> str:
 
 def _sentence_explorer(name: str, render: Callable, describe: Callable, alt: str, static: bool):
     """A widget with one slider over the 16 sentences, live or as a static twin."""
-    if static:
+    if checks.flag(static, "static"):
         choices = {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))}
         return static_twin(name, choices, render, describe, alt=alt)
     import ipywidgets as w
@@ -191,7 +191,7 @@ def udhr_seed(static: bool = False):
     """Retrain the head from another seed (about 2 s, with a progress bar): loss curve and
     display heat map.
     """
-    if static:
+    if checks.flag(static, "static"):
         return static_twin(
             "udhr-seed",
             {"seed": Control("seed", TWIN_UDHR_SEEDS)},
