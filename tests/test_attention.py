@@ -62,7 +62,7 @@ def test_softmax_of_a_single_number_is_refused(scores):
 
 
 def test_softmax_refuses_a_non_boolean_mask():
-    with pytest.raises(ValueError, match="boolean"):
+    with pytest.raises(TypeError, match="boolean"):
         attention.softmax(np.zeros(3), np.array([1, 0, 1]))
 
 
@@ -265,6 +265,10 @@ def test_masks_and_positions():
             np.zeros((4, 2)),
             heads=4,
         )
+    shapes = [(1, 2, 4), (1, 2, 4), (4, 4), (4, 4), (4, 4), (4, 2)]
+    for heads, error in ((2.5, TypeError), (True, TypeError), (0, ValueError)):
+        with pytest.raises(error, match="heads must be an integer"):
+            attention.multi_head_attention(*(np.zeros(s) for s in shapes), heads=heads)
 
 
 @pytest.mark.parametrize("lengths", [[1.5], [2.0, 3.0], [True, False], ["2"]])
@@ -331,7 +335,7 @@ def test_tiled_attention_holds_block_sized_scores_only():
         (lambda q: attention.tiled_attention(q, q, q, 0), ValueError, "block"),
         (lambda q: attention.tiled_attention(q, q, q, 2.5), TypeError, "block"),
         (lambda q: attention.tiled_attention(q, q[:, :2], q, 2), ValueError, "same size d"),
-        (lambda q: attention.tiled_attention(q, q, q, 2, np.ones((3, 3))), ValueError, "boolean"),
+        (lambda q: attention.tiled_attention(q, q, q, 2, np.ones((3, 3))), TypeError, "boolean"),
         (lambda q: attention.tiled_attention(q * np.inf, q, q, 2), ValueError, "finite"),
     ],
 )

@@ -70,6 +70,7 @@ def test_stories_refuse_bad_settings(kwargs, error, message):
         (lambda: memory.MemoryNetwork(size=2.5), TypeError, "size must be an integer"),
         (lambda: memory.hop_report(500), ValueError, "story must be an integer between 0 and 499"),
         (lambda: memory.hop_report(0, hop=0), ValueError, "hop must be an integer between 1 and 3"),
+        (lambda: memory.stories(5).text(-1), ValueError, "i must be an integer between 0 and 4"),
     ],
 )
 def test_the_network_and_its_report_refuse_bad_settings(call, error, message):

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import taxonomy, training
+from attention_measured import memory, selfattention, taxonomy, training
 
 
 def check_model_gradients(model, p, loss_and_grads):
@@ -207,3 +207,30 @@ def test_lesson_run_is_a_trained_pair_that_measure_reads():
 def test_part_three_refuses_bad_seeds_and_settings(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda seed: taxonomy.addition_problem(10, 5, seed=seed),
+        lambda seed: taxonomy.documents(seed=seed),
+        lambda seed: taxonomy.reversal(5, seed=seed),
+        lambda seed: selfattention.two_patterns(10, seed=seed),
+        lambda seed: selfattention.order_task(10, seed=seed),
+        lambda seed: selfattention.scaling_at_init(seed=seed),
+        lambda seed: memory.stories(5, seed=seed),
+        lambda seed: taxonomy.Reader("dot").init(seed),
+        lambda seed: taxonomy.Hierarchical().init(seed),
+        lambda seed: taxonomy.Aligner("general").init(seed),
+        lambda seed: selfattention.HeadsReader(2).init(seed),
+        lambda seed: selfattention.OrderReader("learned").init(seed),
+        lambda seed: memory.MemoryNetwork().init(seed),
+    ],
+)
+def test_part_three_generators_and_initialisers_refuse_a_seed_that_is_not_an_integer(call):
+    # None would draw fresh randomness from the operating system: a page that could not be rerun
+    for bad in (None, 1.5, "0"):
+        with pytest.raises(TypeError, match="seed must be an integer"):
+            call(bad)
+    with pytest.raises(ValueError, match="seed must be an integer between 0 and"):
+        call(-1)

@@ -270,6 +270,10 @@ def test_the_transformer_refuses_bad_input():
         model.encode(model.init(0), [[3, 9]])  # an unknown token id
     with pytest.raises(ValueError, match="rng"):
         model.loss_and_grads(model.init(0), {})
+    memory, _ = model.encode(model.init(0), [[3, 4]])
+    for previous in ([[-1]], [[8]]):  # no wrapping round to the last word, no unknown id
+        with pytest.raises(ValueError, match="previous must hold integers between 0 and 7"):
+            model.decode(model.init(0), memory, previous)
     assert transformer.layer_shapes(["linear1.weight", "norm2.bias"], 8, 5) == {
         "linear1.weight": (5, 8),
         "norm2.bias": (8,),

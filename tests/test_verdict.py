@@ -75,3 +75,11 @@ def test_spread_gives_the_median_and_range_or_the_reason():
 def test_a_missing_verdict_file_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="verdict.write"):
         verdict.stored(tmp_path / "none.json")
+
+
+def test_write_refuses_a_missing_folder_before_it_sweeps(tmp_path, monkeypatch):
+    monkeypatch.setattr(verdict, "sweep", lambda **_: pytest.fail("swept before checking"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        verdict.write(tmp_path / "missing" / "verdict.json")
+    with pytest.raises(ValueError, match="processes"):
+        verdict.write(tmp_path / "verdict.json", processes=0)

@@ -22,8 +22,8 @@ def _as_mask(mask, shape) -> np.ndarray | None:
     if mask is None:
         return None
     mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise ValueError(
+    if mask.dtype != bool:  # a wrong kind is a TypeError, as in checks (and transformer)
+        raise TypeError(
             f"mask must be boolean (True where attention is allowed), got dtype {mask.dtype}"
         )
     try:
@@ -221,8 +221,7 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 def _check_heads(W_q, W_k, W_v, W_o, heads):
     W_q, W_k, W_v, W_o = (np.asarray(a, dtype=float) for a in (W_q, W_k, W_v, W_o))
-    if isinstance(heads, bool) or not isinstance(heads, (int, np.integer)) or heads < 1:
-        raise ValueError(f"heads must be a positive integer, got {heads!r}")
+    heads = checks.integer(heads, "heads", 1)
     if W_q.shape != W_k.shape or W_q.shape[1] % heads or W_v.shape[1] % heads:
         raise ValueError(
             f"W_q and W_k must have one shape whose columns split into {heads} heads; "

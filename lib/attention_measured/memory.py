@@ -49,6 +49,7 @@ class Stories:
 
     def text(self, i: int) -> str:
         """Story i as readable lines, each sentence numbered, then the question and its answer."""
+        i = checks.index(i, "i", len(self.sentences))
         lines = [f"{j}: {' '.join(s)}" for j, s in enumerate(self.sentences[i])]
         return "\n".join(
             lines + [f"Q: {' '.join(self.questions[i])}?  A: {PLACES[self.answers[i]]}"]
@@ -68,7 +69,7 @@ def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -
     facts = checks.integer(facts, "facts", 1, 2)  # 1 or 2; True is not a number of facts
     if length > SLOTS:
         raise ValueError(f"a story holds at most {SLOTS} sentences, got {length}")
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     all_sentences, questions, answers, support = [], [], [], []
     for _ in range(n):
         movers = rng.randint(len(PEOPLE), size=length)
@@ -140,7 +141,7 @@ class MemoryNetwork:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         K, d, V = self.hops, self.size, len(WORDS)
         return Params(
             E=rng.normal(0, 0.1, (K + 1, d, V)),

@@ -42,7 +42,7 @@ def scaling_at_init(
     size of the softmax's gradient, ‖∂a/∂e‖ (Frobenius norm of the Jacobian), each unscaled and
     scaled.  Returns arrays of shape (len(sizes),).
     """
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     out = {
         k: []
         for k in ("variance", "max_weight", "max_weight_scaled", "gradient", "gradient_scaled")
@@ -87,7 +87,7 @@ def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD
     readings.  One weighted average of linear values cannot give "marker minus mean"; two can.
     """
     n = checks.integer(n, "n", 1)
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     level = level_spread * (rng.random_sample((n, 1)) - 0.5)
     readings = level + lesson.READING_SPREAD * (
         rng.random_sample((n, lesson.STEPS, 3)).sum(axis=-1) - 1.5
@@ -117,7 +117,7 @@ class HeadsReader:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         d = self.size
         return Params(
             E=_fan_in_normal(rng, self.channels, d),
@@ -276,7 +276,7 @@ def order_task(n: int = 1000, length: int = 8, vocabulary: int = 6, seed: int = 
     """
     n, length = checks.integer(n, "n", 1), checks.integer(length, "length", 2)
     vocabulary = checks.integer(vocabulary, "vocabulary", 3)
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     tokens = rng.randint(2, vocabulary, size=(n, length))
     places = np.argsort(rng.random_sample((n, length)), axis=1)[:, :2]  # two distinct positions
     tokens[np.arange(n), places[:, 0]] = 0
@@ -318,7 +318,7 @@ class OrderReader:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         d = self.size
         p = Params(E=rng.normal(0, 1, (self.vocabulary, d)), **_attention_and_readout(rng, d))
         if self.positions == "learned":
@@ -418,7 +418,7 @@ def shuffled(tokens, shuffle: int) -> np.ndarray:
     keeps them (section 7).
     """
     tokens = np.asarray(tokens)
-    shuffle = checks.integer(shuffle, "shuffle", 0)
+    shuffle = checks.seed(shuffle, "shuffle")
     if shuffle == 0:
         return tokens
     return tokens[..., np.random.RandomState(shuffle).permutation(tokens.shape[-1])]

@@ -86,7 +86,7 @@ def addition_problem(n: int = 1000, steps: int = 50, seed: int = 0) -> Dataset:
     half.  The target is 0.5 + (x1 + x2) / 4.
     """
     n, steps = checks.integer(n, "n", 1), checks.integer(steps, "steps", 2)
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     values = rng.uniform(-1.0, 1.0, size=(n, steps))
     half = steps // 2
     marked = np.stack([rng.randint(0, half, size=n), rng.randint(half, steps, size=n)], axis=1)
@@ -127,7 +127,7 @@ def documents(
         checks.integer(words, "words", 1),
     )
     vocabulary = checks.integer(vocabulary, "vocabulary", 3)
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     tokens = rng.randint(2, vocabulary, size=(n, sentences, words))
     labels = rng.randint(0, 2, size=n)
     trigger = np.stack([rng.randint(0, sentences, size=n), rng.randint(0, words, size=n)], axis=1)
@@ -144,7 +144,7 @@ def reversal(n: int = 500, length: int = 8, vocabulary: int = 10, seed: int = 0)
         checks.integer(length, "length", 2),
         checks.integer(vocabulary, "vocabulary", 2),
     )
-    return np.random.RandomState(seed).randint(0, vocabulary, size=(n, length))
+    return np.random.RandomState(checks.seed(seed)).randint(0, vocabulary, size=(n, length))
 
 
 # ------------------------------------------------------------------ Reader
@@ -189,7 +189,7 @@ class Reader:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         d = self.hidden
         p = Params(
             enc_E=rng.normal(0, 1 / np.sqrt(self.channels), (d, self.channels)), enc_c=np.zeros(d)
@@ -271,7 +271,7 @@ class Hierarchical:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         d = self.hidden
         p = Params(embedding=rng.normal(0, 1, (self.vocabulary, d)))
         p.update(self.words.init(rng, d))
@@ -378,7 +378,7 @@ class Aligner:
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
-        rng = np.random.RandomState(seed)
+        rng = np.random.RandomState(checks.seed(seed))
         d, L = self.hidden, self.length
         p = Params(
             embedding=rng.normal(0, 1, (self.vocabulary, d)),
@@ -495,7 +495,7 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
     tokens = model._check(tokens)
     exact, loss_k = model.expected_loss_gradient(p, tokens)
     weights = model.forward(p, tokens).attention.weights
-    rng = np.random.RandomState(seed)
+    rng = np.random.RandomState(checks.seed(seed))
     n, L = tokens.shape
     estimates = []
     for _ in range(checks.integer(draws, "draws", 2)):

@@ -468,6 +468,7 @@ class Transformer:
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
         in every layer's cross-attention (Part V's removal test).
         """
+        previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
         if memory_mask is not None:
             shape = previous.shape[1], memory.shape[1]
             memory_mask = _check_mask(memory_mask, *shape, "memory_mask")  # every head's

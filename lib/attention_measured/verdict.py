@@ -74,8 +74,12 @@ def sweep(models=None, processes: int = 2, progress: bool = True) -> dict:
 
 
 def write(path=FILE, processes: int = 2) -> Path:
-    """Run :func:`sweep` on every model and store it as JSON at ``path``."""
+    """Run :func:`sweep` on every model and store it as JSON at ``path``.  The folder is checked
+    before the ten-minute sweep starts, not after."""
     path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"path's folder {path.parent} does not exist: make it first")
+    processes = checks.integer(processes, "processes", 1)
     path.write_text(json.dumps(sweep(processes=processes), indent=1, sort_keys=False) + "\n")
     return path
 
