@@ -69,3 +69,8 @@ def test_decoding_stops_at_the_end_of_sentence():
 def test_bad_input_is_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_teacher_forcing_reads_the_true_words_before_each_position():
+    shifted = T.shifted_right(np.array([[5, 6, 7], [8, 9, 2]]), first=1)
+    assert shifted.tolist() == [[1, 5, 6], [1, 8, 9]]

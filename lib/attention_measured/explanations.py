@@ -40,6 +40,7 @@ from scipy.spatial.distance import jensenshannon
 from scipy.stats import kendalltau
 
 from . import checks
+from .attention import softmax
 
 
 def _importance(values, name: str) -> np.ndarray:
@@ -304,11 +305,6 @@ def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, n
     return found, jensen_shannon(found, weights)
 
 
-def _spread(scores: np.ndarray) -> np.ndarray:
-    w = np.exp(scores - scores.max())
-    return w / w.sum()
-
-
 def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
     """One row of :func:`adversarial_weights`: the best of one SLSQP run from each step."""
     base = distribution(predict(row[None]))
@@ -317,18 +313,18 @@ def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
         return float(output_change(predict(w[None]), base)[0])
 
     margin = 0.99 * epsilon  # the optimiser's tolerance stays inside epsilon
-    constraints = [{"type": "ineq", "fun": lambda z: margin - moved(_spread(z))}]
+    constraints = [{"type": "ineq", "fun": lambda z: margin - moved(softmax(z))}]
     best, best_value = row, 0.0
     for start in range(len(row)):  # from the trained weights, pushed towards one step
         scores = np.log(row + 1e-12)
         scores[start] += 2.0
         result = minimize(
-            lambda z: -float(jensenshannon(_spread(z), row) ** 2),
+            lambda z: -float(jensenshannon(softmax(z), row) ** 2),
             scores,
             method="SLSQP",
             constraints=constraints,
         )
-        candidate = _spread(result.x)
+        candidate = softmax(result.x)
         value = float(jensenshannon(candidate, row) ** 2)
         if moved(candidate) <= epsilon and value > best_value:
             best, best_value = candidate, value
@@ -369,12 +365,6 @@ def _pooled(weights, inputs, labels) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------ one interface for every model
-def _softmax_rows(logits) -> np.ndarray:
-    logits = np.asarray(logits, dtype=float)
-    e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
 STEP = 1e-4  # the finite-difference step of the gradient methods
 
 
@@ -448,7 +438,7 @@ class Subject:
     # -------------------------------------------------------------- running the model
     def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
         """Class probabilities (N, K) (see the class docstring for the three changes)."""
-        return _softmax_rows(self._logits(weights=weights, keep=keep, scale=scale))
+        return softmax(self._logits(weights=weights, keep=keep, scale=scale))
 
     def check(self, what: str) -> None:
         """Refuse, with the model's own reason, what it cannot do."""
@@ -465,7 +455,7 @@ class Subject:
         self.check("replace")
         rows = np.array([checks.index(row, "row", len(self.weights))])
 
-        return lambda weights: _softmax_rows(self._logits(weights=weights, rows=rows))
+        return lambda weights: softmax(self._logits(weights=weights, rows=rows))
 
     def keep_predict(self, keep) -> np.ndarray:
         """(N,) the probability of the model's own decision when it may attend only where

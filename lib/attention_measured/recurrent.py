@@ -321,7 +321,7 @@ class EncoderDecoder:
         """
         h, s, enc = self.encode(p, source)
         target = checks.token_ids(target, "target", self.target_vocabulary, (len(h), None))
-        previous = np.concatenate([np.full((len(h), 1), self.bos), target[:, :-1]], axis=1)
+        previous = translation.shifted_right(target, self.bos)
         o, late = np.zeros((len(h), self.hidden)), self.kind == "Luong"
         steps = []
         for i in range(target.shape[1]):

@@ -223,7 +223,7 @@ def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
     """Teacher forcing up to word ``at`` of each example, whose step takes the change.  The
     states before that step do not depend on its weights, so they are kept; only a scaled
     input runs the sentence again."""
-    previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
+    previous = translation.shifted_right(target, model.bos)
 
     def before(scale=None, rows=None):
         """(h, s, o, previous word) as the step of each example's word ``at`` finds them."""
@@ -254,7 +254,7 @@ def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
 def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
     """All words at once under the causal mask; a change reaches word ``at`` of each example
     only (the removal through the memory mask of that word's row)."""
-    previous = np.concatenate([np.full((len(target), 1), model.bos), target[:, :-1]], axis=1)
+    previous = translation.shifted_right(target, model.bos)
     n, m = target.shape[1], source.shape[1]
 
     def run(keep=None, scale=None, rows=None):

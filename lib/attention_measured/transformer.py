@@ -25,7 +25,7 @@ from .attention import (
 )
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
-from .translation import draw_batch
+from .translation import draw_batch, shifted_right
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -491,7 +491,7 @@ class Transformer:
         return logits, weights, [previous, backs, norm_back, out]
 
     def _previous(self, target) -> np.ndarray:
-        return np.concatenate([np.full((len(target), 1), self.bos), target[:, :-1]], axis=1)
+        return shifted_right(target, self.bos)
 
     def forward(self, p, source, target):
         """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n)."""

@@ -261,6 +261,14 @@ def split(corpora: dict[int, Corpus], held_out: int, seed: int = DATA_SEED):
     return train, test
 
 
+def shifted_right(target, first: int) -> np.ndarray:
+    """Teacher forcing's inputs (Part IV, section 2): each target row (N, n) moved one place
+    right, ``first`` (the start-of-sentence id) in front and the last word dropped, so that
+    position i reads the true words before word i."""
+    target = np.asarray(target)
+    return np.concatenate([np.full((len(target), 1), first), target[:, :-1]], axis=1)
+
+
 def draw_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int):
     """(source, target): ``size`` sentences of one length, the length drawn first, uniformly.
 
