@@ -13,7 +13,9 @@ shown beneath it.
 This module knows nothing of attention: each Part's explorers
 (:mod:`~attention_measured.lesson_explorers`,
 :mod:`~attention_measured.udhr_explorers`,
-:mod:`~attention_measured.taxonomy_explorers`) supply the three things.
+:mod:`~attention_measured.taxonomy_explorers`,
+:mod:`~attention_measured.translation_explorers`,
+:mod:`~attention_measured.explanation_explorers`) supply the three things.
 """
 
 from __future__ import annotations
