@@ -101,6 +101,9 @@ def test_every_function_that_draws_initial_parameters_goes_through_the_switch():
 
 
 def test_a_result_remembered_under_one_nudge_is_never_served_under_another(monkeypatch):
+    from attention_measured import cache
+
+    monkeypatch.delenv(cache.ENVIRONMENT, raising=False)  # memory only, no earlier run's file
     calls = []
 
     @remembered
