@@ -115,7 +115,7 @@ def test_hop_report_reads_the_chosen_hop():
 def test_describe_says_so_when_no_step_moves_p_or_all_weights_tie():
     # concat, seed 0: on example 0 its output is saturated, every |Δp| below the threshold
     r = taxonomy.flavour_report("concat", (0,))
-    assert max(r["effects"][0]) < taxonomy_explorers.INERT
+    assert max(r["effects"][0]) < taxonomy_explorers.NEGLIGIBLE
     text = taxonomy_explorers.describe_flavour("concat", (0,))
     assert "no step moves p" in text and "most influential" not in text
     # mean pooling: every weight 1/12, so no step is the heaviest

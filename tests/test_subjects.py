@@ -123,7 +123,7 @@ def test_transformer_subject_masks_one_word_and_cannot_replace_its_weights():
     with pytest.raises(ValueError, match="no one row"):
         subject.predict(subject.weights)
     # rollout carries the word's weights through the encoder's layer, residual included
-    encoder = model.encode(p, source)[1][-1][0].mean(axis=1)  # (N, m, m)
+    encoder = model.encode(p, source)[1].weights[0].mean(axis=1)  # (N, m, m)
     mixed = 0.5 * encoder + 0.5 * np.eye(6)
     np.testing.assert_allclose(
         subject.importance("rollout"), np.einsum("nt,nts->ns", subject.weights, mixed)

@@ -74,3 +74,14 @@ def test_bad_input_is_refused(call, message):
 def test_teacher_forcing_reads_the_true_words_before_each_position():
     shifted = T.shifted_right(np.array([[5, 6, 7], [8, 9, 2]]), first=1)
     assert shifted.tolist() == [[1, 5, 6], [1, 8, 9]]
+
+
+def test_the_grammar_is_counted_and_a_corpus_it_cannot_fill_is_refused_before_drawing():
+    counts = T.sentence_counts()
+    assert sorted(counts) == list(range(T.SHORTEST, T.LONGEST + 1))
+    # length 5 is "determiner noun verb determiner noun"; 6 adds one adjective, in either phrase
+    assert counts[5] == (3 * 10) * 8 * (3 * 10)
+    assert counts[6] == 2 * (3 * 6 * 10) * 8 * (3 * 10)
+    # one more than the grammar makes is refused at once, not after minutes of drawing
+    with pytest.raises(ValueError, match="fewer than 7201 distinct sentences of lengths \\[5\\]"):
+        T.corpus(counts[5] + 1, (5, 5))

@@ -280,7 +280,7 @@ def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
         )
     }
     own = weights[-1]["cross"].mean(axis=1)[np.arange(len(at)), at]  # (N, m)
-    encoder = model.encode(p, source)[1][-1]  # each layer's self-attention (N, H, m, m)
+    encoder = model.encode(p, source)[1].weights  # each layer's self-attention (N, H, m, m)
     layers = np.stack([w.mean(axis=1) for w in encoder], axis=1)  # (N, L, m, m)
     return Subject(label, own, logits, truth=truth, layers=layers, cannot=cannot)
 

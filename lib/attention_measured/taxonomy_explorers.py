@@ -15,7 +15,7 @@ from .twins import Control, live, static_twin
 
 TWIN_FLAVOUR_SEEDS = [0, 1, 2]
 
-INERT = 0.0005
+NEGLIGIBLE = 0.0005
 """A removal effect |Δp| below this is reported as no effect: when every step's is this small (a
 saturated output), which one is largest is a tie-break, not a finding."""
 
@@ -24,18 +24,18 @@ def _heaviest(weights) -> str:
     """'heaviest step t (weight w)', or that all weights are equal (mean pooling's tie)."""
     weights = np.asarray(weights)
     heavy = int(np.argmax(weights))
-    if np.ptp(weights) < INERT:
+    if np.ptp(weights) < NEGLIGIBLE:
         return f"all weights equal ({weights[heavy]:.3f})"
     return f"heaviest step {heavy} (weight {weights[heavy]:.3f})"
 
 
 def _most_influential(effects) -> str:
     """'most influential step t (|Δp| e)', or 'no step moves p' when every effect is below
-    :data:`INERT`."""
+    :data:`NEGLIGIBLE`."""
     effects = np.asarray(effects)
     moved = int(np.argmax(effects))
-    if effects[moved] < INERT:
-        return f"no step moves p by {INERT} or more"
+    if effects[moved] < NEGLIGIBLE:
+        return f"no step moves p by {NEGLIGIBLE} or more"
     return f"most influential step {moved} (|Δp| {effects[moved]:.3f})"
 
 

@@ -11,6 +11,8 @@ where mean and var (the biased variance, dividing by D) are taken over each row'
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from . import checks
@@ -361,6 +363,28 @@ def decoder_layer_backward(
 
 
 # ------------------------------------------------------------------ the Transformer for translation
+class Encoded(NamedTuple):
+    """What :meth:`Transformer.encode` returns beside the memory: the source ids (N, m), each
+    layer's backward record, the final norm's backward, and each layer's self-attention weights
+    (N, H, m, m), first layer first."""
+
+    source: np.ndarray
+    layers: list
+    norm_back: Any
+    weights: list
+
+
+class Decoded(NamedTuple):
+    """What :meth:`Transformer.decode` returns beside the logits and weights: the previous words
+    (N, n), each layer's backward record, the final norm's backward, and the final norm's output
+    (N, n, E), which the output layer reads."""
+
+    previous: np.ndarray
+    layers: list
+    norm_back: Any
+    out: np.ndarray
+
+
 class Transformer:
     """An encoder-decoder Transformer (Vaswani et al. 2017) for translation (Part IV).
 
@@ -440,9 +464,9 @@ class Transformer:
             x = x + sinusoidal_positions(start + ids.shape[1], self.width)[start:]
         return x
 
-    def encode(self, p, source, scale=None) -> tuple[np.ndarray, list]:
-        """The encoder's output (N, m, E), the memory, and its backward record, whose last item
-        is each layer's self-attention weights (N, H, m, m).
+    def encode(self, p, source, scale=None) -> tuple[np.ndarray, Encoded]:
+        """The encoder's output (N, m, E), the memory, and its record (:class:`Encoded`), whose
+        ``weights`` are each layer's self-attention weights (N, H, m, m).
 
         ``scale``: optional (N, m), each word's embedding multiplied by it before the
         positions are added (Part V's gradient × input).
@@ -459,11 +483,11 @@ class Transformer:
             backs.append((f"encoder.layers.{i}.", layer_backs))
             weights.append(w["self"])
         memory, norm_back = _final_norm(p, "encoder.norm", x)
-        return memory, [source, backs, norm_back, weights]
+        return memory, Encoded(source, backs, norm_back, weights)
 
-    def decode(self, p, memory, previous, memory_mask=None) -> tuple[np.ndarray, dict, list]:
+    def decode(self, p, memory, previous, memory_mask=None) -> tuple[np.ndarray, list, Decoded]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
-        weights of every layer, and the backward record.
+        weights of every layer ({"self", "cross"} each), and the record (:class:`Decoded`).
 
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
         in every layer's cross-attention (Part V's removal test).
@@ -488,7 +512,7 @@ class Transformer:
             weights.append(w)
         out, norm_back = _final_norm(p, "decoder.norm", x)
         logits = out @ p["out.weight"].T + p["out.bias"]
-        return logits, weights, [previous, backs, norm_back, out]
+        return logits, weights, Decoded(previous, backs, norm_back, out)
 
     def _previous(self, target) -> np.ndarray:
         return shifted_right(target, self.bos)
@@ -517,7 +541,7 @@ class Transformer:
         logits, _, (enc, dec) = self.forward(p, source, target)
         losses, grad_logits = softmax_cross_entropy(logits, target)
         grad_logits /= losses.size
-        previous, dec_backs, dec_norm_back, out = dec
+        previous, dec_backs, dec_norm_back, out = dec  # a Decoded
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
         grads["out.weight"] += _rows(grad_logits).T @ _rows(out)
         grads["out.bias"] += _rows(grad_logits).sum(axis=0)
@@ -528,7 +552,7 @@ class Transformer:
             _add(grads, {prefix + k: v for k, v in layer_grads.items()})
             grad_memory = grad_memory + gm
         np.add.at(grads["target_embedding"], previous, grad_x)
-        source, enc_backs, enc_norm_back, _ = enc
+        source, enc_backs, enc_norm_back, _ = enc  # an Encoded
         grad_x = _add(grads, *enc_norm_back(grad_memory))
         for prefix, backs in reversed(enc_backs):
             layer_grads, grad_x, _ = _backward(backs, grad_x)

@@ -213,6 +213,37 @@ def decode_target(ids) -> tuple[str, ...]:
     return tuple(words)
 
 
+def _times(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    """The product of two counts by length, {length: count}: every way to follow a with b."""
+    out: dict[int, int] = {}
+    for n, x in a.items():
+        for m, y in b.items():
+            out[n + m] = out.get(n + m, 0) + x * y
+    return out
+
+
+def sentence_counts() -> dict[int, int]:
+    """How many distinct source sentences the grammar makes of each length, {length: count}.
+
+    Counted, not drawn: a noun phrase is 2 or 3 words, a clause is a noun phrase, a verb and a
+    noun phrase, perhaps followed by a preposition and a third, and up to four clauses are
+    joined by "and".
+    """
+    size = {kind: len(words) for kind, words in LEXICON.items()}
+    phrase = {2: size["determiner"] * size["noun"]}
+    phrase[3] = phrase[2] * size["adjective"]
+    clause = _times(_times(phrase, {1: size["verb"]}), phrase)
+    clause = _times(clause, {0: 1, **_times({1: size["preposition"]}, phrase)})
+    counts: dict[int, int] = {}
+    joined = clause
+    for clauses in range(1, 5):
+        if clauses > 1:
+            joined = _times(_times(joined, {1: size["conjunction"]}), clause)
+        for n, count in joined.items():
+            counts[n] = counts.get(n, 0) + count
+    return dict(sorted(counts.items()))
+
+
 def corpus(per_length: int, lengths=TRAIN_LENGTHS, seed: int = DATA_SEED) -> dict[int, Corpus]:
     """``per_length`` distinct sentences of every length in ``lengths`` (inclusive), by length.
 
@@ -224,6 +255,13 @@ def corpus(per_length: int, lengths=TRAIN_LENGTHS, seed: int = DATA_SEED) -> dic
     if low > high:
         raise ValueError(f"lengths must run from low to high, got {lengths}")
     rng = np.random.RandomState(checks.seed(seed))
+    possible = sentence_counts()
+    short = [n for n in range(low, high + 1) if possible.get(n, 0) < per_length]
+    if short:  # refused before drawing: the draw would search for minutes and fail
+        raise ValueError(
+            f"the grammar makes fewer than {per_length} distinct sentences of lengths {short} "
+            f"(length {short[0]}: {possible.get(short[0], 0)}); see translation.sentence_counts()"
+        )
     found: dict[int, dict[tuple, Sentence]] = {n: {} for n in range(low, high + 1)}
     clauses = [c for c in range(1, 5) if 5 * c + c - 1 <= high and 10 * c + c - 1 >= low]
     for _ in range(10_000 * per_length * len(found)):
