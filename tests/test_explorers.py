@@ -260,7 +260,12 @@ def _builders():
     names = ["explanation", "lesson", "taxonomy", "translation", "udhr"]
     for module in (importlib.import_module(f"attention_measured.{n}_explorers") for n in names):
         for name, function in inspect.getmembers(module, inspect.isfunction):
-            if not name.startswith("_") and "static" in inspect.signature(function).parameters:
+            mine = function.__module__ == module.__name__  # not twins.explorer, imported
+            if (
+                mine
+                and not name.startswith("_")
+                and "static" in inspect.signature(function).parameters
+            ):
                 yield f"{module.__name__.rsplit('.', 1)[-1]}.{name}", function
 
 
@@ -274,3 +279,22 @@ def test_every_explorer_refuses_a_flag_that_is_not_true_or_false(name, builder):
 
 def test_there_are_thirteen_explorers():
     assert len(list(_builders())) == 13
+
+
+@pytest.mark.parametrize("name, builder", list(_builders()))
+def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, monkeypatch):
+    from attention_measured import twins
+
+    seen = {}
+    monkeypatch.setattr(twins, "live", lambda controls, *a: seen.setdefault("live", controls))
+    monkeypatch.setattr(
+        twins, "static_twin", lambda n, controls, *a, **k: seen.setdefault("static", controls)
+    )
+    builder(static=False)
+    builder(static=True)
+    live, static = seen["live"], seen["static"]
+    assert list(live) == list(static)
+    for key, control in live.items():
+        assert isinstance(control, twins.Control)
+        assert control.label == static[key].label and control.default == static[key].default
+        assert all(v in control.values for v in control.shown)  # the twin draws what it offers

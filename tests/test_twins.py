@@ -65,6 +65,48 @@ def test_static_twin_refuses_bad_names_and_defaults():
         twins.Control("a", [])
 
 
+def test_a_control_declared_once_becomes_the_live_widget_its_values_ask_for():
+    import ipywidgets
+
+    names = twins.Control("model", ["dot", "general"], "general").widget()
+    assert isinstance(names, ipywidgets.Dropdown) and names.options == ("dot", "general")
+    assert names.value == "general" and names.description == "model"
+    slider = twins.Control("step", range(12), 11, twin=[0, 11]).widget()
+    assert isinstance(slider, ipywidgets.IntSlider) and (slider.max, slider.value) == (11, 11)
+    seed = twins.Control("seed", range(2**31), twin=[0, 1]).widget()
+    assert isinstance(seed, ipywidgets.BoundedIntText) and seed.max == 2**31 - 1
+    listed = twins.Control("seed", [0, 2, 5]).widget()
+    assert isinstance(listed, ipywidgets.Dropdown) and listed.options == (0, 2, 5)
+
+
+def test_the_static_twin_renders_only_the_twin_values_and_hides_a_fixed_one():
+    controls = {
+        "a": twins.Control("first", range(100), 2, twin=[1, 2, 3]),
+        "b": twins.Control("second", [5, 6], twin=[6]),
+    }
+    seen = []
+
+    def describe(a, b):
+        seen.append((a, b))
+        return f"a={a} b={b}"
+
+    html = twins.static_twin("tiny", controls, tiny_render, describe, alt="bars").data
+    assert seen == [(1, 6), (2, 6), (3, 6)]
+    assert twin_data(html)["sizes"] == [3] and html.count('type="range"') == 1
+    assert "a=2 b=6" in html.split("twin-numbers")[1]
+
+
+def test_controls_and_explorers_refuse_what_cannot_be_drawn():
+    with pytest.raises(ValueError, match="twin values of 'a' must be some of its values"):
+        twins.Control("a", range(3), twin=[1, 7])
+    with pytest.raises(ValueError, match="not among its twin values"):
+        twins.Control("a", range(3), 0, twin=[1, 2])
+    with pytest.raises(ValueError, match="give the control the twin values"):
+        twins.static_twin("t", {"a": twins.Control("a", range(2**31))}, tiny_render, str, alt="")
+    with pytest.raises(TypeError, match="static"):
+        twins.explorer("t", {"a": twins.Control("a", [1])}, tiny_render, str, alt="", static="no")
+
+
 def test_live_closes_its_own_figures_and_no_other():
     import ipywidgets
 
@@ -76,8 +118,10 @@ def test_live_closes_its_own_figures_and_no_other():
         drawn.append(fig)
         return fig
 
-    box = twins.live({"a": ipywidgets.IntSlider(1, 0, 3)}, render, lambda a: f"a={a}")
-    box.children[0].children[0].value = 2  # the reader moves the slider
+    box = twins.live({"a": twins.Control("a", range(4), 1)}, render, lambda a: f"a={a}")
+    slider = box.children[0].children[0]
+    assert isinstance(slider, ipywidgets.IntSlider) and (slider.min, slider.max) == (0, 3)
+    slider.value = 2  # the reader moves the slider
     try:
         assert len(drawn) == 2
         assert all(not plt.fignum_exists(f.number) for f in drawn)

@@ -12,8 +12,8 @@ import textwrap
 
 import numpy as np
 
-from . import book, checks, explanations, plots, subjects, verdict
-from .twins import Control, live, static_twin
+from . import book, explanations, plots, subjects, verdict
+from .twins import Control, explorer
 
 RANKINGS = ["attention", "gradient", "attention × gradient", "gradient × input", "leave one out"]
 TWIN_MODELS = [  # one or two from each family; the live widget offers every model
@@ -29,6 +29,7 @@ TWIN_MODELS = [  # one or two from each family; the live widget offers every mod
     "Transformer",
 ]
 TWIN_EXAMPLES = [0, 1]
+LIVE_EXAMPLES = 100  # the live widget's examples of each model
 
 
 def first_seed(model: str) -> int:
@@ -139,32 +140,20 @@ def render_rankings(model: str, method: str, example: int):
 
 def rank_an_example(static: bool = False):
     """Pick a model, a ranking method and an example; see where the true cause falls."""
-    if checks.flag(static, "static"):
-        controls = {
-            "model": Control("model", TWIN_MODELS),
-            "method": Control("ranking", [*RANKINGS, "rollout"], "leave one out"),
-            "example": Control("example", TWIN_EXAMPLES),
-        }
-        return static_twin(
-            "rank-an-example",
-            controls,
-            render_rankings,
-            describe_rankings,
-            alt="Bars over the steps of one example: the chosen ranking above the attention "
-            "weights, each scaled to its largest, with the true cause shaded.",
-        )
-    import ipywidgets as w
-
-    return live(
-        {
-            "model": w.Dropdown(options=list(subjects.MODELS), description="model"),
-            "method": w.Dropdown(
-                options=[*RANKINGS, "rollout", "flow"], value="leave one out", description="ranking"
-            ),
-            "example": w.IntSlider(0, 0, 99, description="example"),
-        },
+    methods = [*RANKINGS, "rollout", "flow"]
+    controls = {
+        "model": Control("model", subjects.MODELS, twin=TWIN_MODELS),
+        "method": Control("ranking", methods, "leave one out", twin=methods[:-1]),
+        "example": Control("example", range(LIVE_EXAMPLES), twin=TWIN_EXAMPLES),
+    }
+    return explorer(
+        "rank-an-example",
+        controls,
         render_rankings,
         describe_rankings,
+        static=static,
+        alt="Bars over the steps of one example: the chosen ranking above the attention "
+        "weights, each scaled to its largest, with the true cause shaded.",
     )
 
 

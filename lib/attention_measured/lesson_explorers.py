@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import checks, lesson, plots
-from .twins import Control, live, static_twin
+from . import lesson, plots
+from .twins import Control, explorer
 
 
 @plots.styled
@@ -120,28 +120,18 @@ TWIN_SEEDS = list(range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 16))
 
 def drop_a_step(static: bool = False):
     """Pick a held-out example and a step; both runs' weights and p before and after dropping it."""
-    if checks.flag(static, "static"):
-        controls = {
-            "example": Control("held-out example", list(range(TWIN_EXAMPLES))),
-            "step": Control("dropped step", list(range(lesson.STEPS)), 11),
-        }
-        return static_twin(
-            "drop-a-step",
-            controls,
-            _render_drop,
-            describe_drop,
-            alt="Two bar charts of attention weights over 12 steps, for run 1 and run 2, "
-            "before and after the chosen step is dropped and the rest renormalised.",
-        )
-    import ipywidgets as w
-
-    return live(
-        {
-            "example": w.IntSlider(0, 0, lesson.EXAMPLES - 1, description="example"),
-            "step": w.IntSlider(11, 0, lesson.STEPS - 1, description="drop step"),
-        },
+    controls = {
+        "example": Control("held-out example", range(lesson.EXAMPLES), twin=range(TWIN_EXAMPLES)),
+        "step": Control("dropped step", range(lesson.STEPS), 11),
+    }
+    return explorer(
+        "drop-a-step",
+        controls,
         _render_drop,
         describe_drop,
+        static=static,
+        alt="Two bar charts of attention weights over 12 steps, for run 1 and run 2, "
+        "before and after the chosen step is dropped and the rest renormalised.",
     )
 
 
@@ -149,45 +139,29 @@ def change_the_seed(static: bool = False):
     """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, and example 0's
     weights and removal effects.
     """
-    if checks.flag(static, "static"):
-        controls = {"seed": Control("init seed", TWIN_SEEDS)}
-        return static_twin(
-            "change-the-seed",
-            controls,
-            _render_seed,
-            describe_seed,
-            alt="Two bar charts for the network trained from the chosen init seed: its attention "
-            "weights over the 12 steps of held-out example 0, and each step's removal effect.",
-        )
-    import ipywidgets as w
-
-    return live(
-        {
-            "seed": w.BoundedIntText(
-                lesson.INIT_SEEDS[0], min=0, max=2**31 - 1, description="init seed"
-            )
-        },
+    controls = {"seed": Control("init seed", range(2**31), TWIN_SEEDS[0], twin=TWIN_SEEDS)}
+    return explorer(
+        "change-the-seed",
+        controls,
         _render_seed,
         describe_seed,
+        static=static,
+        alt="Two bar charts for the network trained from the chosen init seed: its attention "
+        "weights over the 12 steps of held-out example 0, and each step's removal effect.",
     )
 
 
 def pick_an_example(static: bool = False):
     """Browse held-out sequences: readings, both runs' weights and removal effects."""
-    if checks.flag(static, "static"):
-        controls = {"example": Control("held-out example", list(range(TWIN_BROWSE)))}
-        return static_twin(
-            "pick-an-example",
-            controls,
-            _render_example,
-            describe_example,
-            alt="Three bar charts for one held-out sequence: its readings with the marked "
-            "step highlighted, both runs' attention weights, and both runs' removal effects.",
-        )
-    import ipywidgets as w
-
-    return live(
-        {"example": w.IntSlider(0, 0, lesson.EXAMPLES - 1, description="example")},
+    controls = {
+        "example": Control("held-out example", range(lesson.EXAMPLES), twin=range(TWIN_BROWSE))
+    }
+    return explorer(
+        "pick-an-example",
+        controls,
         _render_example,
         describe_example,
+        static=static,
+        alt="Three bar charts for one held-out sequence: its readings with the marked "
+        "step highlighted, both runs' attention weights, and both runs' removal effects.",
     )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import checks, lesson, memory, plots, selfattention, taxonomy
-from .twins import Control, live, static_twin
+from . import lesson, memory, plots, selfattention, taxonomy
+from .twins import Control, explorer
 
 TWIN_FLAVOUR_SEEDS = [0, 1, 2]
 
@@ -83,30 +83,18 @@ def pick_a_flavour(static: bool = False):
     def describe(flavour, seed):
         return describe_flavour(flavour, (seed,))
 
-    if checks.flag(static, "static"):
-        controls = {
-            "flavour": Control("flavour", list(taxonomy.SIDE_BY_SIDE), "feed-forward"),
-            "seed": Control("seed", TWIN_FLAVOUR_SEEDS),
-        }
-        return static_twin(
-            "pick-a-flavour",
-            controls,
-            render,
-            describe,
-            alt="Three bar charts for held-out example 0: its readings with the marked step "
-            "highlighted, the chosen flavour's attention weights, and each step's removal effect.",
-        )
-    import ipywidgets as w
-
-    return live(
-        {
-            "flavour": w.Dropdown(
-                options=list(taxonomy.SIDE_BY_SIDE), value="feed-forward", description="flavour"
-            ),
-            "seed": w.BoundedIntText(0, min=0, max=2**31 - 1, description="seed"),
-        },
+    controls = {
+        "flavour": Control("flavour", taxonomy.SIDE_BY_SIDE, "feed-forward"),
+        "seed": Control("seed", range(2**31), twin=TWIN_FLAVOUR_SEEDS),
+    }
+    return explorer(
+        "pick-a-flavour",
+        controls,
         render,
         describe,
+        static=static,
+        alt="Three bar charts for held-out example 0: its readings with the marked step "
+        "highlighted, the chosen flavour's attention weights, and each step's removal effect.",
     )
 
 
@@ -146,34 +134,20 @@ def pick_a_head(static: bool = False):
     """A head (of the one-head or the two-head model) and a held-out example: its weights and
     removal effects.
     """
-    if checks.flag(static, "static"):
-        controls = {
-            "choice": Control("head", list(selfattention.HEAD_CHOICES), "two heads: head 1"),
-            "example": Control("example", TWIN_HEAD_EXAMPLES),
-        }
-        return static_twin(
-            "pick-a-head",
-            controls,
-            render_head,
-            describe_head,
-            alt="Three bar charts for one held-out sequence: its readings with the marker "
-            "highlighted and the mean dashed, the chosen head's weights, and the removal effect "
-            "of each step on that head.",
-        )
-    import ipywidgets as w
-
     heldout = selfattention.heads_data()[1]
-    return live(
-        {
-            "choice": w.Dropdown(
-                options=list(selfattention.HEAD_CHOICES),
-                value="two heads: head 1",
-                description="head",
-            ),
-            "example": w.IntSlider(0, 0, len(heldout) - 1, description="example"),
-        },
+    controls = {
+        "choice": Control("head", selfattention.HEAD_CHOICES, "two heads: head 1"),
+        "example": Control("example", range(len(heldout)), twin=TWIN_HEAD_EXAMPLES),
+    }
+    return explorer(
+        "pick-a-head",
+        controls,
         render_head,
         describe_head,
+        static=static,
+        alt="Three bar charts for one held-out sequence: its readings with the marker "
+        "highlighted and the mean dashed, the chosen head's weights, and the removal effect "
+        "of each step on that head.",
     )
 
 
@@ -181,6 +155,7 @@ TWIN_ORDER_EXAMPLES = list(range(4))
 
 
 TWIN_SHUFFLES = list(range(6))
+LIVE_SHUFFLES = 51  # the live widget's shuffles, 0 (none) to 50
 
 
 def _token_names(tokens) -> list[str]:
@@ -225,31 +200,21 @@ def shuffle_the_steps(static: bool = False):
     """Shuffle the steps of a held-out sequence and watch the three order models (no,
     sinusoidal, learned positions).
     """
-    if checks.flag(static, "static"):
-        controls = {
-            "example": Control("example", TWIN_ORDER_EXAMPLES),
-            "shuffle": Control("shuffle", TWIN_SHUFFLES),
-        }
-        return static_twin(
-            "shuffle-the-steps",
-            controls,
-            render_order,
-            describe_order,
-            dpi=100,
-            alt="A bar chart of the probability that A comes before B under the models without, "
-            "with sinusoidal and with learned positional encodings, and the sinusoidal model's "
-            "self-attention weights over the shuffled sequence.",
-        )
-    import ipywidgets as w
-
     heldout = selfattention.order_data()[1]
-    return live(
-        {
-            "example": w.IntSlider(0, 0, len(heldout) - 1, description="example"),
-            "shuffle": w.IntSlider(0, 0, 50, description="shuffle"),
-        },
+    controls = {
+        "example": Control("example", range(len(heldout)), twin=TWIN_ORDER_EXAMPLES),
+        "shuffle": Control("shuffle", range(LIVE_SHUFFLES), twin=TWIN_SHUFFLES),
+    }
+    return explorer(
+        "shuffle-the-steps",
+        controls,
         render_order,
         describe_order,
+        static=static,
+        dpi=100,
+        alt="A bar chart of the probability that A comes before B under the models without, "
+        "with sinusoidal and with learned positional encodings, and the sinusoidal model's "
+        "self-attention weights over the shuffled sequence.",
     )
 
 
@@ -300,28 +265,18 @@ def step_through_hops(static: bool = False):
     """A test story of the two-fact task and a hop of the three-hop memory network: where that
     hop reads.
     """
-    if checks.flag(static, "static"):
-        controls = {
-            "story": Control("story", TWIN_STORIES),
-            "hop": Control("hop", list(range(1, memory.HOPS_SHOWN + 1))),
-        }
-        return static_twin(
-            "step-through-hops",
-            controls,
-            render_hop,
-            describe_hop,
-            dpi=100,
-            alt="A horizontal bar chart of one hop's attention over the sentences of a story, the "
-            "two supporting facts in the marker colour, with the question and the answer above.",
-        )
-    import ipywidgets as w
-
     test = memory.memory_data(2)[1]
-    return live(
-        {
-            "story": w.IntSlider(0, 0, len(test) - 1, description="story"),
-            "hop": w.IntSlider(1, 1, memory.HOPS_SHOWN, description="hop"),
-        },
+    controls = {
+        "story": Control("story", range(len(test)), twin=TWIN_STORIES),
+        "hop": Control("hop", range(1, memory.HOPS_SHOWN + 1)),
+    }
+    return explorer(
+        "step-through-hops",
+        controls,
         render_hop,
         describe_hop,
+        static=static,
+        dpi=100,
+        alt="A horizontal bar chart of one hop's attention over the sentences of a story, the "
+        "two supporting facts in the marker colour, with the question and the answer above.",
     )

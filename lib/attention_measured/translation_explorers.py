@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 
 from . import book, checks, comparison, plots, translation
-from .twins import Control, live, static_twin
+from .twins import Control, explorer
 
 ATTENTION_MODELS = ["Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
 CURVE_MODELS = ["fixed context", "Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
@@ -126,31 +126,21 @@ def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
 
 def pick_a_sentence(static: bool = False):
     """Pick a model and a test sentence; see where each output word looked."""
-    if checks.flag(static, "static"):
-        controls = {
-            "model": Control("model", ATTENTION_MODELS),
-            "length": Control("sentence length", TWIN_SENTENCE_LENGTHS, 12),
-        }
-        return static_twin(
-            "pick-a-sentence",
-            controls,
-            render_alignment,
-            describe_alignment,
-            alt="A matrix of attention weights: one row per output word, one column per source "
-            "word, darker where the word looked; circles mark the source word each target word "
-            "truly translates.",
-        )
-    import ipywidgets as w
-
     low, high = translation.TEST_LENGTHS
-    return live(
-        {
-            "model": w.Dropdown(options=ATTENTION_MODELS, description="model"),
-            "length": w.IntSlider(12, low, high, description="length"),
-            "seed": w.Dropdown(options=list(comparison.SEEDS), description="seed"),
-        },
+    controls = {
+        "model": Control("model", ATTENTION_MODELS),
+        "length": Control("sentence length", range(low, high + 1), 12, twin=TWIN_SENTENCE_LENGTHS),
+        "seed": Control("seed", comparison.SEEDS, twin=[comparison.SEEDS[0]]),
+    }
+    return explorer(
+        "pick-a-sentence",
+        controls,
         render_alignment,
         describe_alignment,
+        static=static,
+        alt="A matrix of attention weights: one row per output word, one column per source "
+        "word, darker where the word looked; circles mark the source word each target word "
+        "truly translates.",
     )
 
 
@@ -213,20 +203,13 @@ def describe_lengths(length: int = 20) -> str:
 
 def slide_the_length(static: bool = False):
     """A length slider over every model's accuracy curve."""
-    if checks.flag(static, "static"):
-        return static_twin(
-            "slide-the-length",
-            {"length": Control("length", TWIN_LENGTHS, 20)},
-            render_lengths,
-            describe_lengths,
-            alt="Exact-match accuracy against source length for five models, with a dotted line "
-            "at the chosen length; lengths past 22 are shaded as never seen in training.",
-        )
-    import ipywidgets as w
-
     low, high = translation.TEST_LENGTHS
-    return live(
-        {"length": w.IntSlider(20, low, high, description="length")},
+    return explorer(
+        "slide-the-length",
+        {"length": Control("length", range(low, high + 1), 20, twin=TWIN_LENGTHS)},
         render_lengths,
         describe_lengths,
+        static=static,
+        alt="Exact-match accuracy against source length for five models, with a dotted line "
+        "at the chosen length; lengths past 22 are shaded as never seen in training.",
     )

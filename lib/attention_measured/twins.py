@@ -1,14 +1,15 @@
 """Live widgets and their static twins: controls, frames and HTML, whatever they show (every
 Part).
 
-A widget is three things: the choices a reader can make (one list of values per control),
-``render(**choice)`` drawing a matplotlib figure, and ``describe(**choice)`` giving the numbers
-shown beneath it.
+A widget is three things: the choices a reader can make (one :class:`Control` each, declared
+once for both forms), ``render(**choice)`` drawing a matplotlib figure, and
+``describe(**choice)`` giving the numbers shown beneath it.
 
-- :func:`live` wires them to ipywidgets controls; it needs a running kernel.
-- :func:`static_twin` renders every combination of choices in advance and
+- :func:`live` makes each control its ipywidgets control; it needs a running kernel.
+- :func:`static_twin` renders every combination of the controls' twin values in advance and
   returns HTML whose sliders swap the pictures and numbers in the browser,
   with no kernel and nothing fetched from elsewhere.
+- :func:`explorer` is either, as its ``static`` flag asks.
 
 This module knows nothing of attention: each Part's explorers
 (:mod:`~attention_measured.lesson_explorers`,
@@ -26,7 +27,7 @@ import io
 import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,21 +39,79 @@ if TYPE_CHECKING:
     import ipywidgets
 
 
+SLIDER_MOST = 1000
+"""A range of more whole numbers than this (a seed) is typed into a box rather than slid along."""
+
+TWIN_MOST = 400
+"""A static twin renders at most this many values of one control: more would bloat the page."""
+
+
 @dataclass
 class Control:
-    """One slider: its label, the values it can take, and the value it starts at."""
+    """One choice a reader makes, declared once for both forms of a widget.
+
+    - ``label``: shown beside the control, live and static alike;
+    - ``values``: every value the live widget offers, a list or a range;
+    - ``default``: the value it starts at, live and static (if None, the first twin value, or
+      the first value);
+    - ``twin``: the values the static twin renders in advance, when not all of ``values``
+      (a twin of one value shows no slider and draws with that value).
+
+    :meth:`widget` makes the live control: a dropdown when the values are names (strings), a
+    slider over a range of whole numbers, a box to type into when the range is longer than
+    :data:`SLIDER_MOST` (a seed), and a dropdown for any other list.
+    """
 
     label: str
-    values: list
+    values: Sequence
     default: object = None
+    twin: Sequence | None = None
 
     def __post_init__(self):
+        if not isinstance(self.values, range):
+            self.values = list(self.values)
         if not self.values:
             raise ValueError(f"control {self.label!r} needs at least one value")
+        if self.twin is not None:
+            self.twin = list(self.twin)
         if self.default is None:
-            self.default = self.values[0]
+            self.default = (self.twin or self.values)[0]
         if self.default not in self.values:
             raise ValueError(f"default {self.default!r} of {self.label!r} is not among its values")
+        if self.twin is not None:
+            outside = [v for v in self.twin if v not in self.values]
+            if not self.twin or outside:
+                raise ValueError(
+                    f"the twin values of {self.label!r} must be some of its values, got {outside}"
+                )
+            if self.default not in self.twin:
+                raise ValueError(
+                    f"default {self.default!r} of {self.label!r} is not among its twin values"
+                )
+
+    @property
+    def shown(self) -> list:
+        """The values the static twin renders."""
+        values = self.values if self.twin is None else self.twin
+        if len(values) > TWIN_MOST:
+            raise ValueError(
+                f"a static twin cannot render {len(values)} values of {self.label!r}; "
+                "give the control the twin values to render"
+            )
+        return list(values)
+
+    def widget(self) -> ipywidgets.Widget:
+        """The live ipywidgets control (needs ipywidgets, as a running kernel has)."""
+        import ipywidgets as w
+
+        common = {"description": self.label, "style": {"description_width": "initial"}}
+        values = self.values
+        if isinstance(values, range) and values.step == 1:
+            low, high = values.start, values.stop - 1
+            if len(values) > SLIDER_MOST:
+                return w.BoundedIntText(self.default, min=low, max=high, **common)
+            return w.IntSlider(self.default, low, high, **common)
+        return w.Dropdown(options=list(values), value=self.default, **common)
 
 
 FRAME_WIDTH = 4.6
@@ -98,14 +157,16 @@ def static_twin(
     if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
         raise ValueError(f"twin name must be lowercase letters, digits and hyphens, got {name!r}")
     keys = list(controls)
+    shown = {k: controls[k].shown for k in keys}
     frames, texts = [], []
-    for combo in itertools.product(*(controls[k].values for k in keys)):
+    for combo in itertools.product(*shown.values()):
         choice = dict(zip(keys, combo))
         frames.append(_png(render(**choice), dpi))
         texts.append(describe(**choice))
-    sizes = [len(controls[k].values) for k in keys]
-    labels = [[str(v) for v in controls[k].values] for k in keys]
-    starts = [controls[k].values.index(controls[k].default) for k in keys]
+    keys = [k for k in keys if len(shown[k]) > 1]  # a control of one value gets no slider
+    sizes = [len(shown[k]) for k in keys]
+    labels = [[str(v) for v in shown[k]] for k in keys]
+    starts = [shown[k].index(controls[k].default) for k in keys]
     sliders = "".join(
         f'<label style="margin-right:1.5em">{html.escape(controls[k].label)} '
         f'<input type="range" min="0" max="{n - 1}" step="1" value="{s}" data-control="{i}" '
@@ -113,7 +174,7 @@ def static_twin(
         for i, (k, n, s) in enumerate(zip(keys, sizes, starts))
     )
     data = json.dumps({"frames": frames, "texts": texts, "sizes": sizes, "labels": labels})
-    first = int(np.ravel_multi_index(starts, sizes))
+    first = int(np.ravel_multi_index(starts, sizes)) if sizes else 0
     box = "border:1px solid #ccc;padding:0.6em;background:#fff;color:#222"
     numbers = "background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre;overflow-x:auto"
     figure = f"display:block;width:100%;max-width:{round(FRAME_WIDTH * dpi)}px;height:auto"
@@ -143,8 +204,9 @@ def static_twin(
 </div>""")
 
 
-def live(controls: dict[str, ipywidgets.Widget], render: Callable, describe: Callable):
-    """ipywidgets controls driving ``render`` and ``describe`` with a running kernel.
+def live(controls: dict[str, Control], render: Callable, describe: Callable):
+    """ipywidgets controls driving ``render`` and ``describe`` with a running kernel, each made
+    from its :class:`Control` by :meth:`Control.widget`.
 
     Each change draws a new figure and closes only that one, never the reader's own.
     """
@@ -161,6 +223,27 @@ def live(controls: dict[str, ipywidgets.Widget], render: Callable, describe: Cal
             plt.close(fig)
             print(describe(**choice))
 
-    box = widgets.VBox([widgets.HBox(list(controls.values())), out])
-    widgets.interactive_output(update, controls)
+    made = {key: control.widget() for key, control in controls.items()}
+    box = widgets.VBox([widgets.HBox(list(made.values())), out])
+    widgets.interactive_output(update, made)
     return box
+
+
+def explorer(
+    name: str,
+    controls: dict[str, Control],
+    render: Callable,
+    describe: Callable,
+    alt: str,
+    static: bool,
+    dpi: int = FRAME_DPI,
+    live_render: Callable | None = None,
+):
+    """One explorer from one list of choices: its :func:`static_twin` if ``static``, else
+    :func:`live` (drawn by ``live_render`` where the live widget does more, such as train with a
+    progress bar)."""
+    if not isinstance(static, (bool, np.bool_)):  # "False" is a string, so it would be true
+        raise TypeError(f"static must be True or False, got {static!r}")
+    if static:
+        return static_twin(name, controls, render, describe, alt=alt, dpi=dpi)
+    return live(controls, live_render or render, describe)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import book, checks, plots, recall, udhr
-from .twins import Control, live, static_twin
+from .twins import Control, explorer
 
 TWIN_UDHR_SEEDS = list(range(6))
 
@@ -160,16 +160,8 @@ def describe_query_variants(sentence: int) -> str:
 
 def _sentence_explorer(name: str, render: Callable, describe: Callable, alt: str, static: bool):
     """A widget with one slider over the 16 sentences, live or as a static twin."""
-    if checks.flag(static, "static"):
-        choices = {"sentence": Control("sentence", list(range(len(udhr.SENTENCES))))}
-        return static_twin(name, choices, render, describe, alt=alt)
-    import ipywidgets as w
-
-    return live(
-        {"sentence": w.IntSlider(0, 0, len(udhr.SENTENCES) - 1, description="sentence")},
-        render,
-        describe,
-    )
+    controls = {"sentence": Control("sentence", range(len(udhr.SENTENCES)))}
+    return explorer(name, controls, render, describe, alt=alt, static=static)
 
 
 def pick_a_sentence(static: bool = False):
@@ -191,25 +183,20 @@ def udhr_seed(static: bool = False):
     """Retrain the head from another seed (about 2 s, with a progress bar): loss curve and
     display heat map.
     """
-    if checks.flag(static, "static"):
-        return static_twin(
-            "udhr-seed",
-            {"seed": Control("seed", TWIN_UDHR_SEEDS)},
-            _render_udhr_seed,
-            describe_udhr_seed,
-            alt="The training loss curve of the head trained from the chosen seed, on a log scale, "
-            "and the attention heat map of the display sentence.",
-        )
-    import ipywidgets as w
 
-    def render(seed):
+    def train_then_render(seed):
         udhr.train(seed, progress=True)  # trains (with a bar) unless this seed is cached
         return _render_udhr_seed(seed)
 
-    return live(
-        {"seed": w.BoundedIntText(0, min=0, max=2**32 - 1, description="seed")},
-        render,
+    return explorer(
+        "udhr-seed",
+        {"seed": Control("seed", range(2**32), twin=TWIN_UDHR_SEEDS)},
+        _render_udhr_seed,
         describe_udhr_seed,
+        static=static,
+        live_render=train_then_render,
+        alt="The training loss curve of the head trained from the chosen seed, on a log scale, "
+        "and the attention heat map of the display sentence.",
     )
 
 
