@@ -42,6 +42,8 @@ from attention_measured.params import Params
         (lambda: checks.array([1, 2], "x", ndim=2), ValueError, "x must have 2 axes"),
         (lambda: checks.array(np.ones((2, 3)), "x", shape=(None, 2)), ValueError, r"\(any, 2\)"),
         (lambda: checks.array([1, np.inf], "x"), ValueError, "x must hold finite numbers"),
+        (lambda: checks.mask([1, 0], "keep"), TypeError, "keep must be boolean"),
+        (lambda: checks.mask([True], "keep", (2,)), ValueError, r"keep must have shape \(2\)"),
         (lambda: checks.integers([1.0], "ids"), TypeError, "ids must hold integers"),
         (lambda: checks.integers([4], "ids", 0, 3), ValueError, "ids must hold integers between"),
         (
@@ -146,6 +148,28 @@ def test_effects_and_agreement_on_a_case_worked_by_hand():
         measures.effects(p, p_without[0])
     with pytest.raises(ValueError, match="one shape"):
         measures.agreement(weights, effects[:, :2])
+
+
+def test_the_removal_test_for_any_model_on_a_case_worked_by_hand():
+    # a model that averages the steps it may attend to: p = mean of the kept values
+    values = np.array([[1.0, 0.0, 0.5], [0.2, 0.2, 0.8]])
+
+    def output(keep):
+        keep = np.ones(values.shape, dtype=bool) if keep is None else keep
+        return (values * keep).sum(axis=1) / keep.sum(axis=1)
+
+    p, p_without = measures.removal_effects(output, values.shape)
+    np.testing.assert_allclose(p, [0.5, 0.4])
+    np.testing.assert_allclose(p_without, [[0.25, 0.75, 0.5], [0.5, 0.5, 0.2]])
+    # with two sets of weights per example, a step is dropped from one set at a time
+    seen = []
+    measures.removal_effects(lambda keep: seen.append(keep) or np.zeros(1), (1, 2, 3))
+    assert len(seen) == 7 and seen[0] is None
+    assert [int(k.sum()) for k in seen[1:]] == [5] * 6 and not seen[4][0, 1, 0]
+    with pytest.raises(ValueError, match="one value per example"):
+        measures.removal_effects(lambda keep: np.zeros(3), (2, 3))
+    with pytest.raises(ValueError, match="the weights' shape"):
+        measures.removal_effects(output, (2,))
 
 
 # ------------------------------------------------------------------ Dataset

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import lesson
+from attention_measured import lesson, measures
 
 LESSON = {  # the lesson's printed numbers, to 4 places
     "baseline": 0.6333,
@@ -142,6 +142,18 @@ def test_removal_effects_recompute_the_softmax_without_the_step(data):
         np.testing.assert_allclose(
             without[0, t], lesson.probability(lesson.forward(params, example.inputs, keep).logit)[0]
         )
+
+
+def test_the_analytic_removal_test_equals_the_generic_one(data):
+    params = lesson.train(20260220)
+    inputs = lesson.split(data)[2].inputs[:40]
+    fast = lesson.removal_effects(params, inputs)
+    generic = measures.removal_effects(
+        lambda keep: lesson.probability(lesson.forward(params, inputs, keep).logit),
+        inputs.shape[:2],
+    )
+    for a, b in zip(fast, generic):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
 def test_sweep_matches_single_runs():

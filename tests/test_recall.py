@@ -178,6 +178,22 @@ def test_removal_effects_match_a_direct_recomputation(trained, query):
         assert effects[i, j] == pytest.approx(abs(by_hand - p[i]), abs=1e-12)
 
 
+@pytest.mark.parametrize("tokens", [udhr.DISPLAY, ["everyone", "has"]])
+def test_the_analytic_removal_test_equals_the_generic_one(trained, tokens):
+    batch = udhr.make_batch([tokens])
+    n = len(tokens)
+
+    def output(keep):  # the probability of each position's true token
+        keep = None if keep is None else keep[None]
+        return udhr.forward(trained.params, batch, keep=keep).probs[np.arange(n), batch.targets]
+
+    generic = measures.removal_effects(output, (n, n))
+    for a, b in zip(recall.removal_effects(trained, tokens), generic):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-15)
+    with pytest.raises(TypeError, match="keep must be boolean"):
+        udhr.forward(trained.params, batch, keep=np.ones((1, n, n)))
+
+
 def test_removing_the_only_key_leaves_a_uniform_guess(trained):
     tokens = ["everyone", "has"]
     p, p_without = recall.removal_effects(trained, tokens)

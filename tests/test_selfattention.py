@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import attention, selfattention
+from attention_measured import attention, measures, selfattention
 
 
 def check_model_gradients(p, loss_and_grads):
@@ -29,6 +29,34 @@ def test_order_reader_gradients(positions, pooling):
     model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4, pooling=pooling)
     p = model.init(seed=1)
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
+
+
+def test_the_analytic_head_removal_equals_the_generic_one_and_the_changes_compose():
+    data = selfattention.two_patterns(n=5, seed=2)
+    model = selfattention.HeadsReader(heads=2, size=4)
+    p = model.init(seed=3)
+    x = data.inputs
+    generic = measures.removal_effects(
+        lambda keep: 1 / (1 + np.exp(-model.forward(p, x, keep=keep)[0])), (5, 2, 12)
+    )
+    for a, b in zip(selfattention.head_removal_effects(model, p, x), generic):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    logit, weights = model.forward(p, x)
+    # the head-by-head path with no real change gives the trained path's numbers
+    same, same_weights = model.forward(p, x, scale=np.ones((5, 12)))
+    np.testing.assert_allclose(same, logit, rtol=1e-10)
+    np.testing.assert_allclose(same_weights, weights, rtol=1e-10)
+    np.testing.assert_allclose(model.forward(p, x, weights=weights)[0], logit, rtol=1e-10)
+    # doubling one step's input is the same as doubling its row of inputs by hand
+    scale = np.ones((5, 12))
+    scale[:, 4] = 2.0
+    doubled = x.copy()
+    doubled[:, 4] *= 2.0
+    np.testing.assert_allclose(model.forward(p, x, scale=scale)[0], model.forward(p, doubled)[0])
+    with pytest.raises(TypeError, match="keep must be boolean"):
+        model.forward(p, x, keep=np.ones((5, 2, 12)))
+    with pytest.raises(ValueError, match="weights must have shape"):
+        model.forward(p, x, weights=weights[:, 0])
 
 
 def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():

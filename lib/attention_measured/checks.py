@@ -113,6 +113,20 @@ def array(
     return out
 
 
+def mask(value, name: str, shape: tuple | None = None) -> np.ndarray:
+    """``value`` as a boolean array (True where attention may go) of ``shape``, if given (None
+    for an axis of any length).  0 and 1 are refused: an integer array is not a mask."""
+    out = np.asarray(value)
+    if out.dtype != bool:
+        raise TypeError(f"{name} must be boolean, True where attention may go; got {out.dtype}")
+    if shape is not None and (
+        out.ndim != len(shape) or any(s is not None and s != o for s, o in zip(shape, out.shape))
+    ):
+        wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {wanted}, got {out.shape}")
+    return out
+
+
 def integers(value, name: str, low: int | None = None, high: int | None = None) -> np.ndarray:
     """``value`` as an integer array, each entry in [low, high]."""
     out = np.asarray(value)

@@ -39,7 +39,7 @@ from scipy.optimize import minimize
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import kendalltau
 
-from . import checks
+from . import checks, measures
 from .attention import softmax
 
 
@@ -525,14 +525,13 @@ class Subject:
             return self.weights * self.importance("gradient")
         if method == "gradient × input":
             return self._slope("scale", np.ones((n, steps)))
-        if method == "leave one out":
-            p = self._of_decision(self.probabilities)
-            out = np.empty((n, steps))
-            for t in range(steps):
-                out[:, t] = np.abs(
-                    p - self.keep_predict(np.broadcast_to(np.arange(steps) != t, (n, steps)))
+        if method == "leave one out":  # Part I's removal test, on the decision's probability
+            own = self._of_decision(self.probabilities)
+            return measures.effects(
+                *measures.removal_effects(
+                    lambda keep: own if keep is None else self.keep_predict(keep), (n, steps)
                 )
-            return out
+            )
         if method == "rollout":
             return np.einsum(
                 "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])

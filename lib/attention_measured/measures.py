@@ -1,19 +1,44 @@
 """Part I's rule for reading attention, shared by every Part: a weight beside what removing it
 does.
 
-Every Part's ``removal_effects`` has one meaning: it returns ``(p, p_without)``, the model's
-output probability ``p`` (..., N) and, for each step t, ``p_without[..., t]`` (..., N, T), the
-probability when step t is dropped from the attention and the other weights are renormalised
-(Part I, section 4).  The functions here turn that into the book's two numbers:
+- :func:`removal_effects`  the removal test for any model that can be told which steps it may
+                           attend to: ``(p, p_without)``, its output and, for each step t, its
+                           output when t is dropped and the other weights are renormalised
+                           (Part I, section 4)
+- :func:`effects`          |p_without − p|, how far dropping each step moves the output
+- :func:`agreement`        the share of examples whose heaviest step is also the step
+                           whose removal moves the output most
 
-- :func:`effects`    |p_without − p|, how far dropping each step moves the output
-- :func:`agreement`  the share of examples whose heaviest step is also the step
-                     whose removal moves the output most
+Every Part's own ``removal_effects`` (Part I's, Part II's, the heads') is a faster, analytic path
+to the same pair, and its tests hold it equal to :func:`removal_effects`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+
+def removal_effects(output, shape) -> tuple[np.ndarray, np.ndarray]:
+    """Part I's removal test for any model (section 4): ``(p (N,), p_without shape)``.
+
+    ``shape`` is the shape of the model's weights, (N, T), or (N, U, T) where each example has
+    U sets of weights (heads, queries) that steps can be dropped from one at a time.
+    ``output(keep)`` is the model's output (N,) when it may attend only where ``keep`` (shaped
+    ``shape``) is True, and its own output when ``keep`` is None.  p_without[n, ..., t] is the
+    output when step t alone is dropped (from that one set) and the rest renormalised.
+    """
+    shape = tuple(int(n) for n in shape)
+    if len(shape) < 2:
+        raise ValueError(f"shape must be (N, ..., T), the weights' shape; got {shape}")
+    p = np.asarray(output(None), dtype=float)
+    if p.shape != shape[:1]:
+        raise ValueError(f"output must give one value per example, ({shape[0]},); got {p.shape}")
+    p_without = np.empty(shape)
+    for where in np.ndindex(*shape[1:]):
+        keep = np.ones(shape, dtype=bool)
+        keep[(slice(None), *where)] = False
+        p_without[(slice(None), *where)] = output(keep)
+    return p, p_without
 
 
 def effects(p, p_without) -> np.ndarray:

@@ -133,10 +133,28 @@ class HeadsReader:
         )
         return h, queries, out, weights
 
-    def forward(self, p, inputs):
-        """(logit (N,), weights (N, H, T))."""
-        _, _, out, weights = self._attention(p, inputs)
-        return out[:, 0] @ p["readout"] + p["bias"], weights[:, :, 0]
+    def forward(self, p, inputs, keep=None, weights=None, scale=None):
+        """(logit (N,), weights (N, H, T)) on inputs (N, T, C).
+
+        Part I's and Part V's changes, any of them: ``keep`` (N, H, T) boolean, True where head
+        h may attend to step t (the others renormalised); ``weights`` (N, H, T), every head's
+        weights replaced; ``scale`` (N, T), each step's input multiplied by it.  With a change,
+        the logit is computed head by head from :func:`head_parts`.
+        """
+        if keep is None and weights is None and scale is None:
+            _, _, out, own = self._attention(p, inputs)
+            return out[:, 0] @ p["readout"] + p["bias"], own[:, :, 0]
+        inputs = checks.array(inputs, "inputs", ndim=3)
+        n, steps = inputs.shape[:2]
+        if scale is not None:
+            inputs = inputs * checks.array(scale, "scale", shape=(n, steps))[..., None]
+        scores, values, readout = head_parts(self, p, inputs)
+        if keep is not None:
+            keep = checks.mask(keep, "keep", scores.shape)
+        a = softmax(scores, keep)
+        if weights is not None:
+            a = checks.array(weights, "weights", shape=scores.shape)
+        return np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"], a
 
     def loss_and_grads(self, p, inputs, targets):
         h, queries, out, weights = self._attention(p, inputs)
@@ -199,15 +217,14 @@ def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
     The per-head values are arrays of shape (H,) (section 6).
     """
     logit, weights = model.forward(p, data.inputs)
-    prob, without = head_removal_effects(model, p, data.inputs)
-    effects = np.abs(without - prob[:, None, None])
+    effects = measures.effects(*head_removal_effects(model, p, data.inputs))  # (N, H, T)
     marker = data.marked[:, 0]
     n = np.arange(len(data))
     return {
         "accuracy": float(np.mean((logit > 0) == (data.targets == 1))),
         "marker_weight": weights[n, :, marker].mean(axis=0),
         "marker_hit_rate": (weights.argmax(axis=2) == marker[:, None]).mean(axis=0),
-        "agreement": (weights.argmax(axis=2) == effects.argmax(axis=2)).mean(axis=0),
+        "agreement": measures.agreement(weights.swapaxes(0, 1), effects.swapaxes(0, 1)),
         "entropy": (-(weights * np.log(weights + 1e-300)).sum(axis=2)).mean(axis=0),
     }
 

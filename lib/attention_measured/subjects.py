@@ -112,15 +112,17 @@ def heads_subject(choice: str, seed: int = 0) -> Subject:
     x = heldout.inputs
 
     def logits(weights=None, keep=None, scale=None, rows=None):
-        scores, values, readout = sa.head_parts(model, p, _scaled(_rows(x, rows), scale))
-        if keep is not None:
-            scores = scores.copy()
-            scores[:, head] = np.where(keep, scores[:, head], -np.inf)
-        a = softmax(scores)
-        if weights is not None:
-            a[:, head] = weights
-        logit = np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"]
-        return _binary(logit)
+        xs = _rows(x, rows)
+        # always the head-by-head path (a scale of one changes nothing), so that every change
+        # is measured against the same arithmetic
+        scale = np.ones(xs.shape[:2]) if scale is None else scale
+        if keep is not None:  # the other heads keep every step
+            keep = np.stack([keep if h == head else np.ones_like(keep) for h in range(heads)], 1)
+        if weights is not None:  # the other heads keep their own weights
+            own = model.forward(p, xs, scale=scale)[1].copy()
+            own[:, head] = weights
+            weights = own
+        return _binary(model.forward(p, xs, keep=keep, weights=weights, scale=scale)[0])
 
     weights = model.forward(p, x)[1][:, head]
     return Subject(f"{choice}, seed {seed}", weights, logits, truth=heldout.marked[:, 0])

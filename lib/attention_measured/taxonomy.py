@@ -551,14 +551,12 @@ def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(reader, Reader):
         raise TypeError(f"removal_effects needs a trained Reader, got {type(reader).__name__}")
     inputs = reader._check(inputs)
-    n, steps = inputs.shape[:2]
-    everything = reader.predict(p, inputs)
-    without = np.empty((n, steps))
-    for t in range(steps):
-        keep = np.broadcast_to(np.arange(steps) != t, (n, steps))
+
+    def output(keep):
         out = reader.forward(p, inputs, keep).output
-        without[:, t] = sigmoid(out) if reader.loss == "bce" else out
-    return everything, without
+        return sigmoid(out) if reader.loss == "bce" else out
+
+    return measures.removal_effects(output, inputs.shape[:2])
 
 
 def measure(model: Reader, p, data: Dataset) -> dict[str, float]:

@@ -304,7 +304,9 @@ def _check_query_ids(params: Params, batch: Batch, query_ids) -> np.ndarray:
     return ids
 
 
-def forward(params: Params, batch: Batch, query_ids: np.ndarray | None = None) -> Forward:
+def forward(
+    params: Params, batch: Batch, query_ids: np.ndarray | None = None, keep=None
+) -> Forward:
     """The head on every sentence of ``batch`` at once (section 2).
 
     Q = (X, m or P) W_Q, K = X W_K, Vv = X W_V; A = softmax(Q Kᵀ / sqrt(d)) over the allowed
@@ -316,6 +318,9 @@ def forward(params: Params, batch: Batch, query_ids: np.ndarray | None = None) -
     E[query_ids] instead of E[batch.ids], while keys, values and targets stay those of the
     batch; section 4's query swap (:func:`attention_measured.recall.swapped_top1`) uses this.
     Training never does.
+
+    ``keep``: boolean (B, L, L), True where query i may attend to key j, on top of the batch's
+    own rule (Part I's removal test, section 4).
     """
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
@@ -329,7 +334,10 @@ def forward(params: Params, batch: Batch, query_ids: np.ndarray | None = None) -
         q = projected[0]
     else:  # the same m, or P_i, in every sentence
         q = np.broadcast_to(_query_inputs(params, x) @ params.W_Q, x.shape)
-    a = softmax(q @ k.swapaxes(1, 2) / np.sqrt(WIDTH), batch.allowed)  # (B, L, L)
+    allowed = batch.allowed
+    if keep is not None:
+        allowed = allowed & checks.mask(keep, "keep", batch.allowed.shape)
+    a = softmax(q @ k.swapaxes(1, 2) / np.sqrt(WIDTH), allowed)  # (B, L, L)
     z = (a @ v).reshape(-1, WIDTH)[batch.real]  # (N, d)
     scores = z @ params.W_O  # (N, V)
     probs = softmax(scores)
