@@ -49,9 +49,7 @@ def main() -> None:
         f"Part II benchmark (best of 3 runs, this machine, {ITERATIONS} training iterations each)"
     )
     oracle_curve = np.array(udhr_oracle.train(udhr.SENTENCES, seed=0, epochs=AGREEMENT)[0])
-    gap = float(
-        np.max(np.abs(oracle_curve - udhr.train.uncached(seed=0, epochs=AGREEMENT).loss_curve))
-    )
+    gap = float(np.max(np.abs(oracle_curve - udhr.train.uncached(seed=0, epochs=AGREEMENT).curve)))
     rows = []
     for state in ("fresh process", "after a 4 MB free"):
         if state != "fresh process":

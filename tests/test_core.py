@@ -292,17 +292,18 @@ def test_fit_refuses_bad_settings(kwargs, error, message):
 
 
 def test_trained_remembers_and_hands_out_copies():
-    first_params, first_curve = training.trained(Quadratic(), 3, None, np.zeros(2), 4, 0.1)
+    model, first_params, first_curve = training.trained(Quadratic(), 3, None, np.zeros(2), 4, 0.1)
+    assert isinstance(model, Quadratic) and first_curve.shape == (4,)
     by_hand = Quadratic().init(3)
     training.fit(Quadratic(), by_hand, None, np.zeros(2), 4, 0.1)
     np.testing.assert_array_equal(first_params.w, by_hand.w)
     first_params.w[:] = -7.0  # a caller spoils its copy
-    again, _ = training.trained(Quadratic(), 3, None, np.zeros(2), 4, 0.1)
+    again = training.trained(Quadratic(), 3, None, np.zeros(2), 4, 0.1).params
     np.testing.assert_array_equal(again.w, by_hand.w)
     with pytest.raises(TypeError, match="seed must be an integer"):
         training.trained(Quadratic(), 1.5, None, np.zeros(2), 4, 0.1)
-    pair = training.Trained("model", by_hand)
-    assert pair.model == "model" and pair.params is by_hand and tuple(pair) == ("model", by_hand)
+    run = training.Trained("model", by_hand, first_curve)
+    assert run.model == "model" and run.params is by_hand and run.curve is first_curve
 
 
 # ------------------------------------------------------------------ the oracles stay independent

@@ -90,7 +90,7 @@ def test_part_two_reports_refuse_bad_input(call, message):
 
 def test_flavour_report_matches_the_measures_of_its_run():
     r = taxonomy.flavour_report("dot", (0,))
-    model, params = taxonomy.lesson_run("dot", 0)
+    model, params, _ = taxonomy.lesson_run("dot", 0)
     heldout = taxonomy.lesson_data()[1]
     assert r["marker"] == int(heldout.marked[0, 0])
     weights = model.forward(params, heldout.inputs[:1]).attention.weights[0, 0]
@@ -101,7 +101,7 @@ def test_flavour_report_matches_the_measures_of_its_run():
 
 def test_head_report_shows_the_chosen_head():
     r = selfattention.head_report("two heads: head 1", 3)
-    model, params = selfattention.heads_run(2, selfattention.HEADS_SEED)
+    model, params, _ = selfattention.heads_run(2, selfattention.HEADS_SEED)
     _, weights = model.forward(params, selfattention.heads_data()[1].inputs[3:4])
     np.testing.assert_allclose(r["weights"], weights[0, 1])
 

@@ -86,7 +86,7 @@ def test_other_seeds_agree_with_the_loop_oracle():
     data_seed, seeds, epochs = 777, (5, 6), 12
     expected = oracle.summary(data_seed, seeds, epochs)
     train_set, _, heldout = lesson.split(lesson.make_sequences(seed=data_seed))
-    params = lesson.train_runs(seeds, train_set, epochs)
+    params = lesson.train_runs(seeds, train_set, epochs).params
     for r, seed in enumerate(seeds):
         net = oracle.train(seed, oracle.sequences(720, data_seed)[:360], epochs)
         np.testing.assert_allclose(params.key_weights[r], net["wk"], rtol=1e-10, atol=1e-12)
@@ -134,7 +134,7 @@ def test_forward_equals_keys_queries_and_values_written_out(data):
 
 
 def test_removal_effects_recompute_the_softmax_without_the_step(data):
-    params = lesson.train(20260220)
+    params = lesson.train(20260220).params
     example = lesson.split(data)[2][0]
     p, without = lesson.removal_effects(params, example.inputs)
     for t in (0, 5, 11):
@@ -145,7 +145,7 @@ def test_removal_effects_recompute_the_softmax_without_the_step(data):
 
 
 def test_the_analytic_removal_test_equals_the_generic_one(data):
-    params = lesson.train(20260220)
+    params = lesson.train(20260220).params
     inputs = lesson.split(data)[2].inputs[:40]
     fast = lesson.removal_effects(params, inputs)
     generic = measures.removal_effects(
@@ -228,17 +228,18 @@ def test_sequences_keep_the_example_axis_and_name_their_parts(data):
 
 def test_the_training_curve_is_the_loss_before_each_step(data):
     train_set = lesson.split(data)[0]
-    params, curve = lesson.train_runs([5, 6], train_set, epochs=3, loss_curve=True)
+    network, params, curve = lesson.train_runs([5, 6], train_set, epochs=3)
+    assert isinstance(network, lesson.Network)
     assert curve.shape == (3, 2)
     start = lesson.init_params([5, 6])
     np.testing.assert_array_equal(curve[0], lesson.loss(start, train_set.inputs, train_set.labels))
-    once = lesson.train_runs([5, 6], train_set, epochs=2)
+    once = lesson.train_runs([5, 6], train_set, epochs=2).params
     np.testing.assert_array_equal(curve[2], lesson.loss(once, train_set.inputs, train_set.labels))
     # one step of plain gradient descent, written out
     grads = lesson.backward(
         start, train_set.inputs, train_set.labels, lesson.forward(start, train_set.inputs)
     )
-    stepped = lesson.train_runs([5, 6], train_set, epochs=1)
+    stepped = lesson.train_runs([5, 6], train_set, epochs=1).params
     for name in start:
         np.testing.assert_allclose(
             stepped[name], start[name] - lesson.LEARNING_RATE * grads[name], rtol=0, atol=1e-15

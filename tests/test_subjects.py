@@ -49,7 +49,7 @@ def test_flavour_heads_and_memory_subjects_are_their_models():
 
     for flavour in ("additive", "mean pooling"):
         subject = subjects.flavour_subject(flavour, 0)
-        model, p = taxonomy.lesson_run(flavour, 0)
+        model, p, _ = taxonomy.lesson_run(flavour, 0)
         np.testing.assert_allclose(
             subject.probabilities[:, 1],
             model.predict(p, taxonomy.lesson_data()[1].inputs),
@@ -57,7 +57,7 @@ def test_flavour_heads_and_memory_subjects_are_their_models():
         )
         unchanged(subject)
     subject = subjects.heads_subject("two heads: head 1", 0)
-    model, p = sa.heads_run(2, 0)
+    model, p, _ = sa.heads_run(2, 0)
     heldout = sa.heads_data()[1]
     prob, without = sa.head_removal_effects(model, p, heldout.inputs)
     np.testing.assert_allclose(subject.probabilities[:, 1], prob, atol=1e-12)
@@ -68,7 +68,7 @@ def test_flavour_heads_and_memory_subjects_are_their_models():
     )
     unchanged(subject)
     subject = subjects.memory_subject(0)
-    model, p = memory.memory_run(1, 1, 0)
+    model, p, _ = memory.memory_run(1, 1, 0)
     logits = model.forward(p, *memory.encode(memory.memory_data(1)[1]))[0]
     np.testing.assert_allclose(subject.decision, logits.argmax(axis=1))
     unchanged(subject)

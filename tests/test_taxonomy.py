@@ -175,13 +175,13 @@ def test_removal_effects_need_a_trained_reader_as_a_pair():
         taxonomy.removal_effects((model, p), np.zeros((2, 12, 3)))
 
 
-def test_lesson_run_is_a_trained_pair_that_measure_reads():
+def test_lesson_run_is_a_trained_model_that_measure_reads():
     run = taxonomy.lesson_run("dot", 0)
     assert isinstance(run, training.Trained) and run.model.flavour.name == "dot"
     heldout = taxonomy.lesson_data()[1]
     result = taxonomy.measure(run.model, run.params, heldout)
     assert result == taxonomy.lesson_measures("dot", 0)
-    # the accuracy of the pair, counted here
+    # the accuracy of the trained model, counted here
     prob = run.model.predict(run.params, heldout.inputs)
     assert result["accuracy"] == np.mean((prob > 0.5) == (heldout.labels == 1))
 

@@ -7,7 +7,7 @@ import pytest
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
 
-from attention_measured import recall, udhr
+from attention_measured import recall, training, udhr
 from attention_measured.params import Params
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
@@ -108,9 +108,11 @@ def test_query_kind_reads_the_kind_back_from_the_parameters(query):
 
 def test_head_params_takes_a_training_result_or_params():
     params = udhr.init_params(0)
-    result = udhr.TrainingResult(np.ones(1), params, "token", 0, udhr.SENTENCES)
+    result = training.Trained(udhr.Head(), params, np.ones(1))
     assert udhr.head_params(result) is params and udhr.head_params(params) is params
-    with pytest.raises(TypeError, match="expected a TrainingResult"):
+    with pytest.raises(TypeError, match="expected a trained head"):
+        udhr.head_params(training.Trained("another model", params, np.ones(1)))
+    with pytest.raises(TypeError, match="expected a trained head"):
         udhr.head_params({"E": params.E})
     with pytest.raises(TypeError, match="batch must be a Batch"):
         udhr.forward(params, SMALL)
@@ -125,15 +127,15 @@ def test_no_global_random_state_is_touched():
 
 def test_seed_zero_starts_at_the_demos_loss():
     result = udhr.train(seed=0, epochs=1)
-    assert round(float(result.loss_curve[0]), 4) == 4.5846
-    assert result.loss_curve.shape == (1,)
+    assert round(float(result.curve[0]), 4) == 4.5846
+    assert result.curve.shape == (1,)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_vectorised_training_equals_the_loop_oracle(seed):
     curve, params = oracle.train(udhr.SENTENCES, seed=seed, epochs=80)
     result = udhr.train(seed=seed, epochs=80)
-    np.testing.assert_allclose(result.loss_curve, curve, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(result.curve, curve, rtol=0, atol=1e-6)
     for name in oracle.NAMES:
         np.testing.assert_allclose(result.params[name], params[name], rtol=0, atol=1e-8)
 
@@ -269,7 +271,7 @@ def trained():
 
 
 def test_training_lowers_the_loss_and_reads_the_display_sentence(trained):
-    assert trained.loss_curve[-1] < trained.loss_curve[0] - 3
+    assert trained.curve[-1] < trained.curve[0] - 3
     weights = udhr.attention_weights(trained, udhr.DISPLAY)
     assert weights.shape == (12, 12)
     assert np.all(np.diag(weights) == 0.0)
@@ -284,14 +286,15 @@ def test_the_loss_curve_is_the_mean_loss_per_token_before_each_step():
     result = udhr.train(seed=4, epochs=3, query="mask")
     batch = udhr.make_batch(udhr.SENTENCES)
     start = udhr.forward(udhr.init_params(4, "mask"), batch).loss / batch.n_predicted
-    assert result.loss_curve[0] == pytest.approx(start, rel=1e-12)
-    assert result.epochs == 3 and result.query == "mask" and result.seed == 4
+    assert result.curve[0] == pytest.approx(start, rel=1e-12)
+    assert len(result.curve) == 3 and result.model.query == "mask"
+    assert isinstance(result, training.Trained)  # the one shape of every training
 
 
 def test_held_out_sentences_can_be_scored():
     fold = udhr.SENTENCES[:12]
     result = udhr.train(seed=1, epochs=20, query="mask", sentences=fold)
-    assert result.sentences == fold and result.query == "mask" and result.seed == 1
+    assert result.model.sentences == fold and result.model.query == "mask"
     held = udhr.SENTENCES[12:]
     # the share of held-out positions whose most probable token is the true one, counted here
     right = total = 0
@@ -308,7 +311,7 @@ def test_held_out_sentences_can_be_scored():
 def test_the_progress_bar_leaves_the_numbers_alone(capsys):
     quiet = udhr.train(seed=2, epochs=3)
     shown = udhr.train(seed=2, epochs=3, progress=True)
-    assert np.array_equal(quiet.loss_curve, shown.loss_curve)
+    assert np.array_equal(quiet.curve, shown.curve)
 
 
 @pytest.mark.parametrize(
@@ -345,7 +348,7 @@ def test_loss_rows_keep_the_first_and_every_twentieth_iteration():
 
 def test_csv_files(tmp_path):
     curve = np.linspace(4.5846, 0.01, 4000)
-    result = udhr.TrainingResult(curve, udhr.init_params(0), "token", 0, udhr.SENTENCES)
+    result = training.Trained(udhr.Head(), udhr.init_params(0), curve)
     loss_path, weights_path = udhr.write_csvs(result, tmp_path / "out")
     assert loss_path.name == "attention_loss.csv" and weights_path.name == "attention_weights.csv"
     number = r"-?\d+\.\d{6}"
@@ -359,7 +362,7 @@ def test_csv_files(tmp_path):
     assert weight_lines[1] == "0.000000,0.000000,0.000000"  # the masked diagonal
     table = np.loadtxt(weights_path, delimiter=",", skiprows=1)
     np.testing.assert_allclose(table[:, 2], udhr.attention_weights(result).ravel(), atol=5e-7)
-    with pytest.raises(TypeError, match="result must be a TrainingResult"):
+    with pytest.raises(TypeError, match="result must be a trained head"):
         udhr.write_csvs(result.params, tmp_path)
 
 
@@ -367,12 +370,12 @@ def test_csv_files(tmp_path):
 def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
     plain = udhr.train(seed=0, epochs=30)
     zero = udhr.train(seed=0, epochs=30, nudge=0.0)
-    assert np.array_equal(plain.loss_curve, zero.loss_curve)
+    assert np.array_equal(plain.curve, zero.curve)
     for name, array in plain.params.arrays().items():
         assert np.array_equal(array, zero.params[name]), name
     nudged = udhr.train(seed=0, epochs=30, nudge=1e-6)
-    assert not np.array_equal(plain.loss_curve, nudged.loss_curve)
-    assert abs(nudged.loss_curve[0] - plain.loss_curve[0]) < 1e-5  # a tiny push, not a new start
+    assert not np.array_equal(plain.curve, nudged.curve)
+    assert abs(nudged.curve[0] - plain.curve[0]) < 1e-5  # a tiny push, not a new start
 
 
 @pytest.mark.parametrize(

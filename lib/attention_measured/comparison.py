@@ -15,7 +15,7 @@ import numpy as np
 from . import checks, translation
 from .cache import remembered
 from .recurrent import KINDS, EncoderDecoder
-from .training import trained
+from .training import Trained, trained
 from .transformer import Transformer
 
 TRANSFORMERS = {
@@ -51,16 +51,16 @@ def _trained_and_timed(name: str, seed: int):
     """(params, loss curve, seconds the training took on the machine that ran it)."""
     train = translation.book_data()[0]
     start = time.perf_counter()
-    params, curve = trained.uncached(
+    _, params, curve = trained.uncached(
         book_model(name), checks.seed(seed), train, None, STEPS, learning_rate(name)
     )
     return params, curve, time.perf_counter() - start
 
 
-def run(name: str, seed: int):
+def run(name: str, seed: int) -> Trained:
     """``name`` trained from ``seed``: (model, params, loss curve (300,)), remembered."""
     params, curve, _ = _trained_and_timed(name, seed)
-    return book_model(name), params, curve
+    return Trained(book_model(name), params, curve)
 
 
 def training_seconds(name: str, seed: int) -> float:

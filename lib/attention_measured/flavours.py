@@ -36,7 +36,7 @@ import numpy as np
 
 from . import checks
 from .attention import softmax, softmax_backward
-from .params import fan_in_normal, initialiser
+from .params import Params, fan_in_normal, initialiser
 
 
 def _check_states(h, s, needs_query: bool, name: str):
@@ -71,8 +71,8 @@ class Flavour:
         return self.prefix + name
 
     @initialiser
-    def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> dict:
-        return {}
+    def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> Params:
+        return Params({})
 
     def scores(self, p, h, s):
         raise NotImplementedError
@@ -122,10 +122,12 @@ class FeedForward(Flavour):
     def init(self, rng, key_size, query_size=0, steps=0):
         if self.per_position and steps < 1:
             raise ValueError("a per-position bias needs the number of steps")
-        return {
-            self.key("w"): fan_in_normal(rng, key_size),
-            self.key("b"): np.zeros(steps if self.per_position else ()),
-        }
+        return Params(
+            {
+                self.key("w"): fan_in_normal(rng, key_size),
+                self.key("b"): np.zeros(steps if self.per_position else ()),
+            }
+        )
 
     def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name)
@@ -159,11 +161,13 @@ class ContextVector(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {
-            self.key("W"): fan_in_normal(rng, self.units, key_size),
-            self.key("b"): np.zeros(self.units),
-            self.key("u"): fan_in_normal(rng, self.units),
-        }
+        return Params(
+            {
+                self.key("W"): fan_in_normal(rng, self.units, key_size),
+                self.key("b"): np.zeros(self.units),
+                self.key("u"): fan_in_normal(rng, self.units),
+            }
+        )
 
     def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name)
@@ -196,11 +200,13 @@ class Additive(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {
-            self.key("W"): fan_in_normal(rng, self.units, query_size),
-            self.key("U"): fan_in_normal(rng, self.units, key_size),
-            self.key("v"): fan_in_normal(rng, self.units),
-        }
+        return Params(
+            {
+                self.key("W"): fan_in_normal(rng, self.units, query_size),
+                self.key("U"): fan_in_normal(rng, self.units, key_size),
+                self.key("v"): fan_in_normal(rng, self.units),
+            }
+        )
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -233,7 +239,7 @@ class Dot(Flavour):
             raise ValueError(
                 f"dot scores need queries and keys of one size, got {query_size} and {key_size}"
             )
-        return {}
+        return Params({})
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -258,7 +264,7 @@ class General(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {self.key("W"): fan_in_normal(rng, query_size, key_size)}
+        return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -291,10 +297,12 @@ class Concat(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
-        return {
-            self.key("W"): fan_in_normal(rng, self.units, query_size + key_size),
-            self.key("v"): fan_in_normal(rng, self.units),
-        }
+        return Params(
+            {
+                self.key("W"): fan_in_normal(rng, self.units, query_size + key_size),
+                self.key("v"): fan_in_normal(rng, self.units),
+            }
+        )
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -336,7 +344,7 @@ class Location(Flavour):
     def init(self, rng, key_size, query_size=0, steps=0):
         if steps < 1:
             raise ValueError("location scores need the number of steps")
-        return {self.key("W"): fan_in_normal(rng, steps, query_size)}
+        return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name)
@@ -415,7 +423,7 @@ class LocalP(LocalM):
             self.key("W"): fan_in_normal(rng, self.units, query_size),
             self.key("v"): fan_in_normal(rng, self.units),
         }
-        return {**self.inner.init(rng, key_size, query_size, steps), **own}
+        return Params({**self.inner.init(rng, key_size, query_size, steps), **own})
 
     def centre(self, p, s, steps: int):
         """p_i (N, n) and the tanh layer it came from."""

@@ -24,7 +24,7 @@ from .data import Dataset
 from .losses import binary_cross_entropy
 from .losses import sigmoid as probability
 from .params import Params, initialiser
-from .training import fit
+from .training import Trained, fit
 
 STEPS = 12  # T
 CHANNELS = 2  # C: the reading and the marker flag
@@ -312,21 +312,22 @@ def train_runs(
     train_set: Sequences,
     epochs: int = EPOCHS,
     learning_rate: float = LEARNING_RATE,
-    loss_curve: bool = False,
-):
+) -> Trained:
     """Full-batch gradient descent for every init seed at once (sections 2 and 5).
 
-    Returns a Params stack with R = len(seeds); run r is the network the lesson trains from seed
-    r (equal up to floating-point summation order). With ``loss_curve=True`` returns (params,
-    losses), losses of shape (epochs, R): the mean cross-entropy before each update.
+    Returns a :class:`~attention_measured.training.Trained`: the :class:`Network`, a Params stack
+    with R = len(seeds), run r being the network the lesson trains from seed r (equal up to
+    floating-point summation order), and the loss curve (epochs, R), the mean cross-entropy
+    before each update.
     """
     if not isinstance(train_set, Sequences):
         raise TypeError(
             f"train_set must be Sequences (from lesson.split), got {type(train_set).__name__}"
         )
     params = init_params(seeds)
+    network = Network()
     curve = fit(
-        Network(),
+        network,
         params,
         train_set.inputs,
         train_set.labels,
@@ -334,7 +335,7 @@ def train_runs(
         learning_rate,
         optimiser="gradient descent",
     )
-    return (params, curve) if checks.flag(loss_curve, "loss_curve") else params
+    return Trained(network, params, curve)
 
 
 def train(
@@ -342,10 +343,12 @@ def train(
     data_seed: int = DATA_SEED,
     epochs: int = EPOCHS,
     learning_rate: float = LEARNING_RATE,
-) -> Params:
-    """One network (unstacked Params) trained on the training split of ``data_seed``."""
+) -> Trained:
+    """One network trained on the training split of ``data_seed``: a Trained whose params are
+    unstacked and whose curve is (epochs,)."""
     train_set = split(make_sequences(seed=data_seed))[0]
-    return train_runs([seed], train_set, epochs, learning_rate).select(0)
+    network, params, curve = train_runs([seed], train_set, epochs, learning_rate)
+    return Trained(network, params.select(0), curve[:, 0])
 
 
 # --------------------------------------------------------------- sections 3-4
@@ -432,7 +435,7 @@ def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
     all on the held-out set (the last 180 sequences) except train_accuracy.
     """
     train_set, _, heldout = split(make_sequences(seed=data_seed))
-    params = train_runs(init_seeds, train_set)
+    params = train_runs(init_seeds, train_set).params
     return {
         "baseline": majority_baseline(heldout.labels),
         "runs": measure_runs(params, train_set, heldout),
@@ -447,7 +450,7 @@ def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
     """
     seeds = _check_seeds(init_seeds)
     train_set, _, heldout = split(make_sequences(seed=data_seed))
-    params = train_runs(seeds, train_set)
+    params = train_runs(seeds, train_set).params
     return {
         "seeds": np.array(seeds),
         "heldout_accuracy": accuracy(params, heldout),
@@ -461,7 +464,7 @@ def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
 def lesson_runs() -> tuple[Sequences, Params]:
     """The held-out set and the lesson's two trained runs (sections 2 to 4), remembered."""
     train_set, _, heldout = split(make_sequences())
-    return heldout, train_runs(INIT_SEEDS, train_set)
+    return heldout, train_runs(INIT_SEEDS, train_set).params
 
 
 def example(index: int) -> Sequences:
@@ -497,7 +500,7 @@ def seed_report(seed: int, example_index: int = 0) -> dict:
     Returns held-out accuracy, marker weight and hit rate (floats), and the example's "weights"
     and removal "effects" (each (T,)) and its "marker".
     """
-    params = train(rng.check_seed(seed))
+    params = train(rng.check_seed(seed)).params
     heldout = lesson_runs()[0]
     chosen = example(example_index)
     weight, hit = marker_weight(params, heldout)

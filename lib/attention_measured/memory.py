@@ -23,7 +23,7 @@ from .attention import softmax, softmax_backward
 from .cache import remembered
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
-from .training import Trained, trained_model
+from .training import Trained, trained
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -216,10 +216,10 @@ def memory_data(facts: int) -> tuple[Stories, Stories]:
 
 def memory_run(facts: int, hops: int, seed: int) -> Trained:
     """A :class:`MemoryNetwork` with ``hops`` hops trained from ``seed`` on :func:`memory_data`:
-    (model, params).
+    a Trained (model, params, curve).
     """
     train = memory_data(facts)[0]
-    return trained_model(
+    return trained(
         MemoryNetwork(hops), seed, encode(train), train.answers, MEMORY_EPOCHS, MEMORY_LEARNING_RATE
     )
 
@@ -237,7 +237,7 @@ def hop_report(story: int = 0, hop: int = 1, hops: int = HOPS_SHOWN, seed: int =
     test = memory_data(2)[1]
     index = checks.index(story, "story", len(test))
     hop = checks.integer(hop, "hop", 1, checks.integer(hops, "hops", 1))
-    model, params = memory_run(2, hops, seed)
+    model, params, _ = memory_run(2, hops, seed)
     one = Stories(
         test.sentences[index : index + 1],
         test.questions[index : index + 1],

@@ -20,6 +20,7 @@ import numpy as np
 from . import checks, measures
 from .attention import drop_each_step, softmax
 from .params import Params
+from .training import Trained
 from .udhr import (
     DISPLAY,
     EPOCHS,
@@ -28,7 +29,6 @@ from .udhr import (
     VOCAB,
     WIDTH,
     Batch,
-    TrainingResult,
     attention_weights,
     check_query,
     check_sentences,
@@ -74,11 +74,11 @@ def predict(model, tokens) -> np.ndarray:
 
 def _scored_batch(model, sentences) -> Batch:
     if sentences is None:
-        if not isinstance(model, TrainingResult):
+        if not isinstance(model, Trained):
             raise ValueError(
-                "give the sentences to score, or a TrainingResult that remembers its own"
+                "give the sentences to score, or a trained head (from train) that remembers its own"
             )
-        sentences = model.sentences
+        sentences = model.model.sentences
     return make_batch(check_sentences(sentences))
 
 
@@ -86,7 +86,7 @@ def top1_accuracy(model, sentences=None) -> float:
     """Share of positions whose most probable token is the true one (section 4).
 
     ``sentences``: token lists or strings from the vocabulary, held-out ones included; None
-    means the sentences a TrainingResult was trained on.
+    means the sentences a trained head was trained on.
     """
     batch = _scored_batch(model, sentences)
     guesses = forward(head_params(model), batch).probs.argmax(axis=-1)

@@ -26,7 +26,7 @@ from .cache import remembered
 from .data import Dataset
 from .losses import output_loss, sigmoid
 from .params import Params, initialiser
-from .training import Trained, trained_model
+from .training import Trained, trained
 
 
 # ------------------------------------------------------------------ section 5
@@ -247,7 +247,7 @@ HEADS_SEED = 1  # the run whose heads split the work most clearly, shown by the 
 def heads_run(heads: int, seed: int) -> Trained:
     """A :class:`HeadsReader` of ``heads`` heads trained from ``seed`` on :func:`heads_data`."""
     train = heads_data()[0]
-    return trained_model(
+    return trained(
         HeadsReader(heads), seed, train.inputs, train.targets, HEADS_EPOCHS, HEADS_LEARNING_RATE
     )
 
@@ -265,7 +265,7 @@ def head_report(choice: str, example: int = 0, seed: int = HEADS_SEED) -> dict:
     heads, head = HEAD_CHOICES[choice]
     heldout = heads_data()[1]
     chosen = heldout[checks.index(example, "example", len(heldout))]
-    model, params = heads_run(heads, seed)
+    model, params, _ = heads_run(heads, seed)
     _, weights = model.forward(params, chosen.inputs)
     p, without = head_removal_effects(model, params, chosen.inputs)
     readings = chosen.inputs[0, :, 0]
@@ -425,7 +425,7 @@ def order_data() -> tuple[Dataset, Dataset]:
 def order_run(positions: str, seed: int) -> Trained:
     """An :class:`OrderReader` with ``positions`` trained from ``seed`` on :func:`order_data`."""
     train = order_data()[0]
-    return trained_model(
+    return trained(
         OrderReader(positions), seed, train.inputs, train.targets, ORDER_EPOCHS, ORDER_LEARNING_RATE
     )
 
@@ -452,7 +452,7 @@ def order_report(example: int = 0, shuffle: int = 0, seed: int = 0) -> dict:
     a, b = int(np.flatnonzero(tokens == 0)[0]), int(np.flatnonzero(tokens == 1)[0])
     probs, maps = {}, {}
     for positions in POSITIONS:
-        model, params = order_run(positions, seed)
+        model, params, _ = order_run(positions, seed)
         logit, weights, _ = model.forward(params, tokens[None])
         probs[positions], maps[positions] = float(sigmoid(logit[0])), weights[0]
     return {"tokens": tokens, "label": int(a < b), "p": probs, "weights": maps}

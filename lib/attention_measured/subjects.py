@@ -51,7 +51,7 @@ def _scaled(inputs: np.ndarray, scale) -> np.ndarray:
 def _lesson_stack():
     """Part I's held-out set and its network trained from each of :data:`LESSON_SEEDS`."""
     train_set, _, heldout = lesson.split(lesson.make_sequences())
-    return heldout, lesson.train_runs(LESSON_SEEDS, train_set)
+    return heldout, lesson.train_runs(LESSON_SEEDS, train_set).params
 
 
 def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
@@ -83,7 +83,7 @@ def flavour_subject(flavour: str, seed: int = 0) -> Subject:
     """One flavour of Part III, section 4, trained from ``seed`` on Part I's task, on its 180
     held-out sequences: output = w·Σ_t a_t h_t + b.  Local-p's weights are explained as
     shares of their total (its Gaussian window leaves them summing to less than 1)."""
-    model, p = taxonomy.lesson_run(flavour, seed)
+    model, p, _ = taxonomy.lesson_run(flavour, seed)
     heldout = taxonomy.lesson_data()[1]
     x = heldout.inputs
 
@@ -107,7 +107,7 @@ def heads_subject(choice: str, seed: int = 0) -> Subject:
     its 180 held-out sequences.  The other head, if any, keeps its own weights throughout: a
     change reaches only the head explained."""
     heads, head = sa.HEAD_CHOICES[checks.choice(choice, "choice", sa.HEAD_CHOICES)]
-    model, p = sa.heads_run(heads, seed)
+    model, p, _ = sa.heads_run(heads, seed)
     heldout = sa.heads_data()[1]
     x = heldout.inputs
 
@@ -131,7 +131,7 @@ def heads_subject(choice: str, seed: int = 0) -> Subject:
 def memory_subject(seed: int = 0) -> Subject:
     """Part III, section 8's one-hop memory network on its 500 one-fact test stories; the
     true cause is the supporting fact.  Each story fills every slot, so every step is real."""
-    model, p = memory.memory_run(1, 1, seed)
+    model, p, _ = memory.memory_run(1, 1, seed)
     test = memory.memory_data(1)[1]
     memories, questions, used = memory.encode(test)
 

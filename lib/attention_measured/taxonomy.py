@@ -542,12 +542,12 @@ def alignment(model: Aligner, p, tokens) -> dict:
 def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
     """Part I's removal test for any flavour (section 4): ``(p (N,), p_without (N, T))``.
 
-    ``model`` is a trained Reader as a (model, params) pair, such as
-    :func:`lesson_run` returns; p is its output on ``inputs`` (N, T, C) (the
+    ``model`` is a trained Reader, as :func:`lesson_run` returns it (a Trained) or as a
+    (model, params) pair; p is its output on ``inputs`` (N, T, C) (the
     probability of label 1, or the value for a regression), and p_without[:, t] the output when
     step t is dropped and the other weights are renormalised.
     """
-    reader, p = model
+    reader, p = model[0], model[1]  # a Trained, or a (model, params) pair
     if not isinstance(reader, Reader):
         raise TypeError(f"removal_effects needs a trained Reader, got {type(reader).__name__}")
     inputs = reader._check(inputs)
@@ -626,26 +626,27 @@ def train_reader(
     learning_rate: float = LESSON_LEARNING_RATE,
     **model_options,
 ):
-    """Build a :class:`Reader`, train it from ``seed`` on ``data``: (model, params, loss curve)."""
+    """Build a :class:`Reader`, train it from ``seed`` on ``data``: a Trained (model, params,
+    loss curve)."""
     model = Reader(
         flavour, steps=data.inputs.shape[1], channels=data.inputs.shape[2], **model_options
     )
-    return (model, *trained(model, seed, data.inputs, data.targets, epochs, learning_rate))
+    return trained(model, seed, data.inputs, data.targets, epochs, learning_rate)
 
 
 def lesson_run(flavour: str, seed: int) -> Trained:
-    """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params),
-    remembered.
+    """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params,
+    curve), remembered.
     """
     checks.choice(flavour, "flavour", SIDE_BY_SIDE)
-    model, params, _ = train_reader(flavour, lesson_data()[0], checks.seed(seed))
-    return Trained(model, params)
+    return train_reader(flavour, lesson_data()[0], checks.seed(seed))
 
 
 @remembered
 def lesson_measures(flavour: str, seed: int) -> dict[str, float]:
     """Part I's measures of :func:`lesson_run` on the 180 held-out sequences, remembered."""
-    return measure(*lesson_run(flavour, seed), lesson_data()[1])
+    model, params, _ = lesson_run(flavour, seed)
+    return measure(model, params, lesson_data()[1])
 
 
 def side_by_side(flavours=SIDE_BY_SIDE, seeds=(0, 1)) -> dict[str, list[dict]]:
@@ -668,7 +669,7 @@ def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> 
     chosen = heldout[checks.index(example, "example", len(heldout))]
     weights, effects, probs, results = [], [], [], []
     for seed in seeds:
-        model, params = lesson_run(flavour, seed)
+        model, params, _ = lesson_run(flavour, seed)
         p, p_without = removal_effects((model, params), chosen.inputs)
         weights.append(model.forward(params, chosen.inputs).attention.weights[0, 0])
         effects.append(measures.effects(p, p_without)[0])

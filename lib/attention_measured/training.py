@@ -7,7 +7,8 @@ True`` and then takes ``rng`` and ``baseline`` keywords: the loop gives it a Ran
 own and a running mean of its losses as the REINFORCE baseline.
 
 :func:`trained` is :func:`fit` from a seed, remembered (see
-:mod:`attention_measured.cache`): a page that asks twice trains once.
+:mod:`attention_measured.cache`): a page that asks twice trains once.  Every training of the
+book returns a :class:`Trained`: (model, params, curve).
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ OPTIMISERS = {"adam": Adam, "gradient descent": GradientDescent}
 
 
 class Trained(NamedTuple):
-    """A model and its trained parameters, as the Parts' ``*_run`` functions return them."""
+    """What every training of the book returns: the model, its trained parameters and the loss
+    curve, the loss before each step's update ((epochs,), or (epochs, R) for a stack of R)."""
 
     model: Any
     params: Any
+    curve: np.ndarray
 
 
 @one_thread
@@ -78,18 +81,14 @@ def fit(
 
 
 @remembered
-def trained(model, seed: int, data, targets, epochs: int, learning_rate: float, optimiser="adam"):
-    """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: (params, loss
-    curve).
+def trained(
+    model, seed: int, data, targets, epochs: int, learning_rate: float, optimiser="adam"
+) -> Trained:
+    """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: a
+    :class:`Trained`.
 
     Remembered: the same call returns a fresh copy of the same result.
     """
     params = model.init(checks.seed(seed))
     curve = fit(model, params, data, targets, epochs, learning_rate, optimiser=optimiser)
-    return params, curve
-
-
-def trained_model(model, seed: int, data, targets, epochs: int, learning_rate: float) -> Trained:
-    """:func:`trained` as the pair (model, trained params) that the Parts' measures take."""
-    params, _ = trained(model, seed, data, targets, epochs, learning_rate)
-    return Trained(model, params)
+    return Trained(model, params, curve)

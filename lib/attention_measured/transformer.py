@@ -478,7 +478,7 @@ class Transformer:
         weights = []
         for i in range(self.layers):
             x, w, layer_backs = _encoder_sublayers(
-                _layer(p, f"encoder.layers.{i}."), x, self.heads, None, self.norm_first
+                one_layer(p, f"encoder.layers.{i}."), x, self.heads, None, self.norm_first
             )
             backs.append((f"encoder.layers.{i}.", layer_backs))
             weights.append(w["self"])
@@ -500,7 +500,7 @@ class Transformer:
         mask = causal_mask(previous.shape[1]) if self.causal else None
         for i in range(self.layers):
             x, w, layer_backs = _decoder_sublayers(
-                _layer(p, f"decoder.layers.{i}."),
+                one_layer(p, f"decoder.layers.{i}."),
                 x,
                 memory,
                 self.heads,
@@ -591,7 +591,7 @@ class Transformer:
         cross-attention (N, m) of the last layer averaged over heads)."""
         x = self._embed(p, "target_embedding", word, start=t)
         for i, cache in enumerate(kv):
-            x = self._cached_layer(_layer(p, f"decoder.layers.{i}."), x, memory, cache)
+            x = self._cached_layer(one_layer(p, f"decoder.layers.{i}."), x, memory, cache)
         out, _ = _final_norm(p, "decoder.norm", x)
         logits = out[:, 0] @ p["out.weight"].T + p["out.bias"]
         return logits, kv[-1]["cross weights"][:, :, 0].mean(axis=1)
@@ -678,9 +678,15 @@ def layer_shapes(names, width: int, feed_forward: int) -> dict[str, tuple]:
     return {name: next(s for end, s in by_suffix.items() if name.endswith(end)) for name in names}
 
 
-def _layer(p, prefix: str) -> dict:
-    """One layer's parameters under their short names (``self_attn.in_proj_weight``, …)."""
-    return {name[len(prefix) :]: value for name, value in p.items() if name.startswith(prefix)}
+def one_layer(p, prefix: str) -> Params:
+    """One layer's parameters out of a model's, under their short names: ``prefix`` such as
+    ``"decoder.layers.0."`` is taken off (``self_attn.in_proj_weight``, …), as
+    :func:`encoder_layer` and :func:`decoder_layer` take them (section 4)."""
+    if not any(name.startswith(prefix) for name in p):
+        raise ValueError(f"no parameter starts with {prefix!r}")
+    return Params(
+        {name[len(prefix) :]: value for name, value in p.items() if name.startswith(prefix)}
+    )
 
 
 def _final_norm(p, name: str, x):

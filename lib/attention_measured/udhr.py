@@ -38,7 +38,7 @@ from .attention import softmax, softmax_backward
 from .cache import remembered
 from .losses import log_softmax
 from .params import Params, initialiser
-from .training import fit
+from .training import Trained, fit
 
 # --------------------------------------------------------------- section 1
 # Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
@@ -410,25 +410,6 @@ def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
 
 
 # --------------------------------------------------------------- section 3
-@dataclass
-class TrainingResult:
-    """What :func:`train` returns (section 3).
-
-    loss_curve: (epochs,) mean loss per predicted token, measured at each iteration before its
-    update; params: the trained :class:`Params`; sentences: the token lists trained on.
-    """
-
-    loss_curve: np.ndarray
-    params: Params
-    query: str
-    seed: int
-    sentences: list[list[str]]
-
-    @property
-    def epochs(self) -> int:
-        return len(self.loss_curve)
-
-
 @remembered(ignore=("progress",))
 def train(
     seed: int = 0,
@@ -437,8 +418,12 @@ def train(
     sentences=None,
     progress: bool = False,
     nudge: float = 0.0,
-) -> TrainingResult:
+) -> Trained:
     """Full-batch Adam on the cloze loss, every sentence in every iteration (section 3).
+
+    Returns a :class:`~attention_measured.training.Trained`: the :class:`Head` (which knows its
+    query and the sentences it was trained on), the trained Params, and the loss curve (epochs,),
+    the mean loss per predicted token at each iteration before its update.
 
     ``sentences=None`` trains on all 16 :data:`SENTENCES`; otherwise a list of token lists (or
     strings) from the vocabulary, e.g. a training fold.  Each iteration sums the gradients of
@@ -455,16 +440,27 @@ def train(
     params = init_params(seed, query)
     if nudge:
         params.E[0, 0] += nudge
-    curve = fit(Head(), params, batch, None, epochs, LEARNING_RATE, progress=progress)
-    return TrainingResult(curve, params, query, seed, token_lists)
+    head = Head(query, token_lists)
+    curve = fit(head, params, batch, None, epochs, LEARNING_RATE, progress=progress)
+    return Trained(head, params, curve)
 
 
 class Head:
-    """Section 2's head as :func:`attention_measured.training.fit` trains it (section 3).
+    """Section 2's head as :func:`attention_measured.training.fit` trains it (section 3): its
+    ``query`` kind and the ``sentences`` (token lists) it is trained on.
 
     The loss it reports is the mean per predicted token; its gradients are those of the
     sentences' summed losses divided by the number of sentences, the demo's step.
     """
+
+    def __init__(self, query: str = "token", sentences=None):
+        self.query = check_query(query)
+        self.sentences = (
+            [list(s) for s in SENTENCES] if sentences is None else check_sentences(sentences)
+        )
+
+    def __repr__(self) -> str:
+        return f"Head(query={self.query!r}, {len(self.sentences)} sentences)"
 
     def loss_and_grads(self, params: Params, batch: Batch) -> tuple[float, Params]:
         loss, grads = loss_and_gradients(params, batch)
@@ -472,20 +468,19 @@ class Head:
 
 
 def head_params(model) -> Params:
-    """The Params of a head: ``model`` is a :class:`TrainingResult` (from :func:`train`) or
-    Params."""
-    if isinstance(model, TrainingResult):
+    """The Params of a head: ``model`` is what :func:`train` returns, or Params."""
+    if isinstance(model, Trained) and isinstance(model.model, Head):
         return model.params
     if isinstance(model, Params):
         return model
-    raise TypeError(f"expected a TrainingResult (from train) or Params, got {type(model).__name__}")
+    raise TypeError(f"expected a trained head (from train) or Params, got {type(model).__name__}")
 
 
 def attention_weights(model, tokens=DISPLAY) -> np.ndarray:
     """The (n, n) attention matrix of one sentence: row i = query i, column j = key j (section
     3).
 
-    ``model`` is a TrainingResult or Params; the diagonal is exactly 0.
+    ``model`` is a trained head (from :func:`train`) or Params; the diagonal is exactly 0.
     """
     batch = make_batch([tokens])
     return forward(head_params(model), batch).weights[0]
@@ -499,17 +494,15 @@ def loss_csv_rows(loss_curve) -> list[tuple[int, float]]:
     ]
 
 
-def write_csvs(result: TrainingResult, directory=".") -> tuple[Path, Path]:
+def write_csvs(result: Trained, directory=".") -> tuple[Path, Path]:
     """Write attention_loss.csv (iter,loss) and attention_weights.csv (q,k,w) (section 3).
 
     The weights are the :data:`DISPLAY` sentence's matrix in long form, one row per (query, key)
     cell.  Every number is written as %.6f, headers without a comment sign, as the demo writes
     them.  Returns the two paths.
     """
-    if not isinstance(result, TrainingResult):
-        raise TypeError(
-            f"result must be a TrainingResult (from train), got {type(result).__name__}"
-        )
+    if not (isinstance(result, Trained) and isinstance(result.model, Head)):
+        raise TypeError(f"result must be a trained head (from train), got {type(result).__name__}")
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     weights = attention_weights(result, DISPLAY)
@@ -518,7 +511,7 @@ def write_csvs(result: TrainingResult, directory=".") -> tuple[Path, Path]:
     ]
     paths = folder / "attention_loss.csv", folder / "attention_weights.csv"
     for path, header, rows in zip(
-        paths, ("iter,loss", "q,k,w"), (loss_csv_rows(result.loss_curve), cells)
+        paths, ("iter,loss", "q,k,w"), (loss_csv_rows(result.curve), cells)
     ):
         np.savetxt(
             path, np.array(rows, dtype=float), delimiter=",", header=header, comments="", fmt="%.6f"

@@ -88,7 +88,7 @@ def robust_sentence_summary(index: int, seed: int = 0) -> str:
 def _render_udhr_seed(seed: int):
     run = udhr.train(seed)
     fig, axes = plots.figure(1, 2, height=6.6)
-    plots.loss_curve(axes[0], run.loss_curve)
+    plots.loss_curve(axes[0], run.curve)
     axes[0].set_title(f"seed {seed}: training loss")
     plots.heatmap(
         axes[1], udhr.attention_weights(run), udhr.DISPLAY, udhr.DISPLAY, title="display sentence"
@@ -105,7 +105,7 @@ def describe_udhr_seed(seed: int) -> str:
     about the end of training.
     """
     run = udhr.train(seed)
-    curve = run.loss_curve
+    curve = run.curve
     return (
         f"seed {seed}: loss per token {curve[0]:.4f} at iteration 1, "
         f"{curve[79]:.4f} at iteration 80\n"
@@ -153,7 +153,7 @@ def describe_query_variants(sentence: int) -> str:
         right = int((probs.argmax(axis=1) == ids).sum())
         lines.append(
             f"{_QUERY_NAMES[query]:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
-            f"final training loss {udhr.train(0, query=query).loss_curve[-1]:.2g}"
+            f"final training loss {udhr.train(0, query=query).curve[-1]:.2g}"
         )
     return "\n".join(lines)
 
