@@ -144,8 +144,12 @@ def test_effects_and_agreement_on_a_case_worked_by_hand():
     assert measures.agreement(weights, effects) == 0.5
     stacked = measures.agreement(np.stack([weights, weights[:, ::-1]]), np.stack([effects] * 2))
     assert stacked.tolist() == [0.5, 0.0]
-    with pytest.raises(ValueError, match="one more axis"):
+    with pytest.raises(ValueError, match="more axes after it"):
         measures.effects(p, p_without[0])
+    # two sets of weights per example (heads): each effect is measured against the one p
+    heads = measures.effects(p, np.stack([p_without, p_without[:, ::-1]], axis=1))
+    np.testing.assert_allclose(heads[:, 0], effects)
+    np.testing.assert_allclose(heads[1, 1], [0.4, 0.05, 0.0])
     with pytest.raises(ValueError, match="one shape"):
         measures.agreement(weights, effects[:, :2])
 

@@ -156,6 +156,24 @@ def test_the_analytic_removal_test_equals_the_generic_one(data):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
 
+def test_the_network_takes_part_fives_changes(data):
+    params = lesson.train(20260220).params
+    x = lesson.split(data)[2].inputs[:30]
+    own = lesson.forward(params, x)
+    np.testing.assert_allclose(
+        lesson.forward(params, x, weights=own.weights).logit, own.logit, rtol=1e-12
+    )
+    scale = np.ones(x.shape[:2])
+    scale[:, 0] = 3.0
+    tripled = x.copy()
+    tripled[:, 0] *= 3.0
+    np.testing.assert_allclose(
+        lesson.forward(params, x, scale=scale).logit, lesson.forward(params, tripled).logit
+    )
+    with pytest.raises(ValueError, match="scale must have shape"):
+        lesson.forward(params, x, scale=scale[0])
+
+
 def test_sweep_matches_single_runs():
     result = lesson.sweep([20260219, 20260220, 31])
     single = lesson.summary(init_seeds=(20260219, 20260220, 31))["runs"]

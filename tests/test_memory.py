@@ -47,6 +47,27 @@ def test_unused_slots_get_no_weight():
     np.testing.assert_allclose(weights.sum(-1), 1.0)
 
 
+def test_the_network_takes_part_fives_changes():
+    data = memory.stories(n=5, seed=0, length=4)
+    model = memory.MemoryNetwork(hops=2)
+    p = model.init(0)
+    memories, questions, used = memory.encode(data)
+    logits, weights, _ = model.forward(p, memories, questions, used)
+    # its own weights put back give its own output; a scale of two is the stored story doubled
+    same = model.forward(p, memories, questions, used, weights=weights)[0]
+    np.testing.assert_allclose(same, logits, rtol=1e-12)
+    scale = np.ones(used.shape)
+    scale[:, 1] = 2.0
+    doubled = memories.copy()
+    doubled[:, 1] *= 2.0
+    np.testing.assert_allclose(
+        model.forward(p, memories, questions, used, scale=scale)[0],
+        model.forward(p, doubled, questions, used)[0],
+    )
+    with pytest.raises(ValueError, match="weights must have shape"):
+        model.forward(p, memories, questions, used, weights=weights[0])
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [

@@ -59,6 +59,19 @@ def test_the_analytic_head_removal_equals_the_generic_one_and_the_changes_compos
         model.forward(p, x, weights=weights[:, 0])
 
 
+def test_heads_measures_count_agreement_head_by_head():
+    data = selfattention.two_patterns(n=30, seed=4)
+    model = selfattention.HeadsReader(heads=2, size=4)
+    p = model.init(seed=5)
+    result = selfattention.heads_measures(model, p, data)
+    _, weights = model.forward(p, data.inputs)
+    prob, without = selfattention.head_removal_effects(model, p, data.inputs)
+    for h in range(2):
+        moved = np.abs(without[:, h] - prob[:, None]).argmax(axis=1)
+        assert result["agreement"][h] == np.mean(weights[:, h].argmax(axis=1) == moved)
+    assert result["agreement"].shape == (2,)
+
+
 def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
     data = selfattention.two_patterns(n=3, seed=2)
     model = selfattention.HeadsReader(heads=2, size=4)

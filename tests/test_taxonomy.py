@@ -234,3 +234,22 @@ def test_part_three_generators_and_initialisers_refuse_a_seed_that_is_not_an_int
             call(bad)
     with pytest.raises(ValueError, match="seed must be an integer between 0 and"):
         call(-1)
+
+
+def test_a_reader_takes_part_fives_changes():
+    run = taxonomy.lesson_run("general", 0)
+    x = taxonomy.lesson_data()[1].inputs[:20]
+    own = run.model.forward(run.params, x)
+    weights = own.attention.weights[:, 0]
+    same = run.model.forward(run.params, x, weights=weights).output
+    np.testing.assert_allclose(same, own.output, rtol=1e-10, atol=1e-12)
+    scale = np.ones(x.shape[:2])
+    scale[:, 3] = 0.5
+    halved = x.copy()
+    halved[:, 3] *= 0.5
+    np.testing.assert_allclose(
+        run.model.forward(run.params, x, scale=scale).output,
+        run.model.forward(run.params, halved).output,
+    )
+    with pytest.raises(TypeError, match="keep must be boolean"):
+        run.model.forward(run.params, x, keep=np.ones(x.shape[:2]))

@@ -7,7 +7,7 @@ import pytest
 import udhr_oracle as oracle
 from gradcheck import numeric_gradient
 
-from attention_measured import recall, training, udhr
+from attention_measured import attention, recall, training, udhr
 from attention_measured.params import Params
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
@@ -391,3 +391,22 @@ def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
 def test_a_bad_nudge_is_refused(nudge, error, message):
     with pytest.raises(error, match=message):
         udhr.train(epochs=1, nudge=nudge)
+
+
+@pytest.mark.parametrize("query", udhr.QUERIES)
+def test_the_readable_head_equals_the_batched_forward(query):
+    params = udhr.init_params(2, query)
+    batch = udhr.make_batch(udhr.SENTENCES[:3])
+    fwd = udhr.forward(params, batch)
+    queries = np.ascontiguousarray(fwd.queries)
+    scores, weights = udhr.read(params, queries, fwd.embedded, keep=batch.allowed)
+    np.testing.assert_allclose(weights, fwd.weights, rtol=1e-12, atol=1e-15)
+    real = scores.reshape(-1, len(udhr.VOCAB))[batch.real]
+    np.testing.assert_allclose(attention.softmax(real), fwd.probs, rtol=1e-10, atol=1e-15)
+    # weights put in place of the head's own give back the head's output
+    again, _ = udhr.read(params, queries, fwd.embedded, weights=fwd.weights)
+    np.testing.assert_allclose(again, scores, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="must share N"):
+        udhr.read(params, queries[:1], fwd.embedded)
+    with pytest.raises(TypeError, match="keep must be boolean"):
+        udhr.read(params, queries, fwd.embedded, keep=np.ones(fwd.weights.shape))

@@ -222,7 +222,13 @@ class Forward:
         return np.moveaxis(self.step_weights, 0, -1)
 
 
-def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) -> Forward:
+def forward(
+    params: Params,
+    inputs: np.ndarray,
+    keep: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
+) -> Forward:
     """The model of section 2 on inputs (N, T, C).
 
     scores_t = q · W_K x_t / sqrt(D); weights = softmax(scores) over the steps where ``keep``
@@ -230,15 +236,24 @@ def forward(params: Params, inputs: np.ndarray, keep: np.ndarray | None = None) 
     + bias.  Computed through
     :func:`effective`, which gives the same numbers with a fraction of the work,
     and without BLAS, so the same on every processor.
+
+    Part V's two other changes: ``weights`` (R..., N, T) in place of the softmax's, and
+    ``scale`` (N, T), each step's input multiplied by it.
     """
     inputs = _check_inputs(inputs)
+    if scale is not None:
+        inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
     score_direction, readout_direction = effective(params)
     runs = score_direction.shape[:-1]
     x = _step_major(inputs, len(runs))  # (C, T, 1..., N)
     scores = _along_steps(x, score_direction)  # (T, R..., N)
     if keep is not None:
         keep = np.moveaxis(np.broadcast_to(keep, runs + inputs.shape[:2]), -1, 0)
-    weights = softmax(scores, keep, axis=0)
+    if weights is None:
+        weights = softmax(scores, keep, axis=0)
+    else:
+        weights = checks.array(weights, "weights")
+        weights = np.moveaxis(np.broadcast_to(weights, runs + inputs.shape[:2]), -1, 0)
     pooled = np.einsum("t...n,ct...n->...nc", weights, x)  # (R..., N, C)
     logit = np.einsum("...nc,...c->...n", pooled, readout_direction) + params.bias[..., None]
     return Forward(scores, weights, pooled, logit)

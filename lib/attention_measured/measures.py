@@ -42,13 +42,18 @@ def removal_effects(output, shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 def effects(p, p_without) -> np.ndarray:
-    """The removal effect of every step: |p_without − p|, shaped like p_without (..., N, T)."""
+    """The removal effect of every step: |p_without − p|, shaped like p_without.
+
+    p (..., N) and p_without (..., N, T), or (..., N, U, T) when each example has U sets of
+    weights (heads) that a step is dropped from one at a time.
+    """
     p, p_without = np.asarray(p, dtype=float), np.asarray(p_without, dtype=float)
-    if p_without.shape[:-1] != p.shape:
+    if p_without.ndim <= p.ndim or p_without.shape[: p.ndim] != p.shape:
         raise ValueError(
-            f"p_without {p_without.shape} must be p {p.shape} with one more axis, the steps"
+            f"p_without {p_without.shape} must be p {p.shape} with more axes after it, the steps "
+            "last"
         )
-    return np.abs(p_without - p[..., None])
+    return np.abs(p_without - p.reshape(p.shape + (1,) * (p_without.ndim - p.ndim)))
 
 
 def agreement(weights, removal_effects) -> np.ndarray:

@@ -149,20 +149,31 @@ class MemoryNetwork:
             W=rng.normal(0, 0.1, (len(PLACES), d)),
         )
 
-    def forward(self, p, memories, questions, used):
+    def forward(self, p, memories, questions, used, weights=None, scale=None):
         """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
         for backward.
+
+        ``used`` (N, M) is True where a slot holds a sentence; it is also Part I's ``keep``.
+        Part V's changes: ``weights`` (K, N, M), each hop's weights replaced; ``scale`` (N, M),
+        each stored sentence multiplied by it.
         """
+        if scale is not None:
+            memories = memories * checks.array(scale, "scale", shape=used.shape)[..., None]
+        if weights is not None:
+            weights = checks.array(weights, "weights", shape=(self.hops, *used.shape))
         embedded = [
             memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)
         ]  # (N, M, d) each
         u = [questions @ p["E"][0].T]  # u_0: (N, d)
-        weights = []
+        hops = []
         for k in range(self.hops):
-            a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), used)
+            if weights is None:
+                a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), used)
+            else:
+                a = weights[k]
             u.append(u[-1] + np.einsum("nm,nmd->nd", a, embedded[k + 1]))
-            weights.append(a)
-        return u[-1] @ p["W"].T, np.array(weights), (u, embedded)
+            hops.append(a)
+        return u[-1] @ p["W"].T, np.array(hops), (u, embedded)
 
     def loss_and_grads(self, p, data: tuple, answers):
         """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its

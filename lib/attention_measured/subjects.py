@@ -12,7 +12,12 @@ known by construction, except where the page says why it is not:
 - :func:`udhr_subjects`        Part II: no step of the sentence is the cause (see its docstring);
 - :func:`translation_subjects` Part IV: the source word each target word translates.
 
-:data:`MODELS` names every model, :func:`subjects` builds any of them by name and seed.
+Each model's own forward pass takes Part V's three changes, ``keep``, ``weights`` and ``scale``
+(:func:`lesson.forward`, :meth:`taxonomy.Reader.forward`, :meth:`selfattention.HeadsReader.forward`,
+:meth:`memory.MemoryNetwork.forward`, :func:`udhr.read`, :meth:`recurrent.EncoderDecoder.step`
+and :meth:`transformer.Transformer.encode` and ``decode``): the functions here only choose the
+examples and hand the changes on.  :data:`MODELS` names every model, :func:`subjects` builds any
+of them by name and seed.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import numpy as np
 
 from . import checks, comparison, lesson, memory, taxonomy, translation, udhr
 from . import selfattention as sa
-from .attention import softmax
 from .cache import remembered
 from .explanations import Subject
 
@@ -64,13 +68,9 @@ def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
     heldout, stack = _lesson_stack()
     params = stack.select(LESSON_SEEDS.index(seed))
     x = heldout.inputs  # (N, T, C)
-    _, readout = lesson.effective(params)
 
-    def logits(weights=None, keep=None, scale=None, rows=None):
-        xs = _scaled(_rows(x, rows), scale)
-        if weights is None:
-            return _binary(lesson.forward(params, xs, keep).logit)
-        return _binary(np.einsum("nt,ntc,c->n", weights, xs, readout) + float(params.bias))
+    def logits(rows=None, **change):  # keep, weights or scale, as lesson.forward takes them
+        return _binary(lesson.forward(params, _rows(x, rows), **change).logit)
 
     weights = lesson.forward(params, x).weights
     runs = {s: f"Part I, run {i + 1}" for i, s in enumerate(lesson.INIT_SEEDS)}
@@ -92,12 +92,10 @@ def flavour_subject(flavour: str, seed: int = 0) -> Subject:
     # explains each step's share, and weights put in its place keep the example's total
     total = own.sum(axis=1, keepdims=True)
 
-    def logits(weights=None, keep=None, scale=None, rows=None):
-        run = model.forward(p, _scaled(_rows(x, rows), scale), keep)
-        if weights is None:
-            return _binary(run.output)
-        weights = np.asarray(weights) * _rows(total, rows)
-        return _binary(np.einsum("nt,ntd->nd", weights, run.h) @ p["readout"] + p["bias"])
+    def logits(rows=None, weights=None, **change):  # as the Reader's forward takes them
+        if weights is not None:
+            weights = np.asarray(weights) * _rows(total, rows)
+        return _binary(model.forward(p, _rows(x, rows), weights=weights, **change).output)
 
     return Subject(f"{flavour}, seed {seed}", own / total, logits, truth=heldout.marked[:, 0])
 
@@ -135,13 +133,12 @@ def memory_subject(seed: int = 0) -> Subject:
     test = memory.memory_data(1)[1]
     memories, questions, used = memory.encode(test)
 
-    def logits(weights=None, keep=None, scale=None, rows=None):
+    def logits(rows=None, keep=None, weights=None, scale=None):  # one hop: its weights (1, N, M)
         allowed = _rows(used, rows) if keep is None else _rows(used, rows) & keep
-        stored = _scaled(_rows(memories, rows), scale)
-        out, _, (u, embedded) = model.forward(p, stored, _rows(questions, rows), allowed)
-        if weights is None:
-            return out
-        return (u[0] + np.einsum("nm,nmd->nd", weights, embedded[1])) @ p["W"].T
+        weights = None if weights is None else np.asarray(weights)[None]
+        return model.forward(
+            p, _rows(memories, rows), _rows(questions, rows), allowed, weights, scale
+        )[0]
 
     weights = model.forward(p, memories, questions, used)[1][0]
     return Subject(f"memory network, seed {seed}", weights, logits, truth=test.facts[:, 0])
@@ -170,17 +167,14 @@ def _udhr_sentence(params, tokens, seed: int) -> Subject:
     x = params.E[ids][others]  # (n, n − 1, d): each position's other tokens
     query = params.E[ids] @ params.W_Q  # (n, d)
 
-    def logits(weights=None, keep=None, scale=None, rows=None):  # Q Kᵀ / √d, softmax, A V, W_O
+    def logits(rows=None, keep=None, weights=None, scale=None):  # each position one query
         xs = _scaled(_rows(x, rows), scale)
-        if weights is None:
-            asks = _rows(query, rows)
-            scores = np.einsum("nd,ntd->nt", asks, xs @ params.W_K) / np.sqrt(udhr.WIDTH)
-            weights = softmax(scores, keep)
-        return np.einsum("nt,ntd->nd", weights, xs @ params.W_V) @ params.W_O
+        keep, weights = (None if a is None else np.asarray(a)[:, None] for a in (keep, weights))
+        return udhr.read(params, _rows(query, rows)[:, None], xs, keep, weights)[0][:, 0]
 
-    scores = np.einsum("nd,ntd->nt", query, x @ params.W_K) / np.sqrt(udhr.WIDTH)
+    own = udhr.read(params, query[:, None], x)[1][:, 0]
     name = f"UDHR head, seed {seed}, a sentence of {n} tokens"
-    return Subject(name, softmax(scores), logits, cannot={"truth": UDHR_NO_TRUTH})
+    return Subject(name, own, logits, cannot={"truth": UDHR_NO_TRUTH})
 
 
 # ------------------------------------------------------------------ Part IV

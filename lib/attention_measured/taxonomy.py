@@ -211,20 +211,25 @@ class Reader:
             np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
         )
 
-    def forward(self, p, inputs, keep=None) -> Pass:
-        """keep: boolean (N, T), True for steps the attention may use (Part I's removal test)."""
+    def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
+        """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
+        ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
+        ``weights`` (N, T) in place of the flavour's, the output then being readout · Σ_t w_t h_t
+        + b (``attention`` still holds the flavour's own); ``scale`` (N, T), each step's input
+        multiplied by it."""
         inputs = self._check(inputs)
+        if scale is not None:
+            inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
         h = inputs @ p["enc_E"].T + p["enc_c"]
         if self.encoder == "tanh":
             h = np.tanh(h)
-        att = attend(
-            self.flavour,
-            p,
-            h,
-            self.queries(p, len(inputs)),
-            None if keep is None else keep[:, None, :],
-        )
-        return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
+        if keep is not None:
+            keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
+        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep)
+        if weights is None:
+            return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
+        weights = checks.array(weights, "weights", shape=inputs.shape[:2])
+        return Pass(h, att, np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"])
 
     def predict(self, p, inputs) -> np.ndarray:
         """P(label 1) for "bce", the value for "mse": (N,)."""

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from . import checks
-from .attention import softmax, softmax_backward
+from .attention import scaled_dot_product_attention, softmax, softmax_backward
 from .cache import remembered
 from .losses import log_softmax
 from .params import Params, initialiser
@@ -337,14 +337,41 @@ def forward(
     allowed = batch.allowed
     if keep is not None:
         allowed = allowed & checks.mask(keep, "keep", batch.allowed.shape)
-    a = softmax(q @ k.swapaxes(1, 2) / np.sqrt(WIDTH), allowed)  # (B, L, L)
-    z = (a @ v).reshape(-1, WIDTH)[batch.real]  # (N, d)
+    z, a = scaled_dot_product_attention(q, k, v, allowed)  # A = softmax(Q Kᵀ / sqrt(d)), A Vv
+    z = z.reshape(-1, WIDTH)[batch.real]  # (N, d)
     scores = z @ params.W_O  # (N, V)
     probs = softmax(scores)
     # the loss from the log-softmax, exact where the probability underflows: -log p, what
     # backward differentiates
     loss = float(-log_softmax(scores)[np.arange(len(scores)), batch.targets].sum())
     return Forward(x, q, k, v, a, z, probs, loss)
+
+
+def read(params: Params, queries, inputs, keep=None, weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """The head of section 2 from its queries on: (scores (N, n, V), weights (N, n, m)).
+
+    queries (N, n, d): query vectors, rows of Q; inputs (N, m, d): the embedded tokens read,
+    whose keys and values are x W_K and x W_V.  A = softmax(Q Kᵀ / sqrt(d)) over the steps where
+    ``keep`` (boolean (N, n, m)) is True, or ``weights`` (N, n, m) in its place; scores = A Vv W_O.
+    :func:`forward` computes the same for a whole batch, its three projections joined into one
+    product for speed; a test holds the two equal.  Part V explains the head through this.
+    """
+    queries = checks.array(queries, "queries", ndim=3)
+    inputs = checks.array(inputs, "inputs", ndim=3)
+    if queries.shape[-1] != WIDTH or inputs.shape[-1] != WIDTH or len(queries) != len(inputs):
+        raise ValueError(
+            f"queries (N, n, {WIDTH}) and inputs (N, m, {WIDTH}) must share N, got "
+            f"{queries.shape} and {inputs.shape}"
+        )
+    shape = queries.shape[:2] + inputs.shape[1:2]
+    k, v = inputs @ params.W_K, inputs @ params.W_V
+    if weights is None:
+        keep = None if keep is None else checks.mask(keep, "keep", shape)
+        z, a = scaled_dot_product_attention(queries, k, v, keep)
+    else:
+        a = checks.array(weights, "weights", shape=shape)
+        z = a @ v
+    return z @ params.W_O, a
 
 
 def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
