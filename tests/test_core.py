@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import checks, data, losses, measures, optim, training
+from attention_measured import attention, checks, data, losses, measures, optim, training
 from attention_measured.params import Params
 
 
@@ -129,7 +129,7 @@ def test_output_loss_picks_the_loss_by_kind():
     assert losses.output_loss(out, targets, "mse")[0] == pytest.approx((0.25 + 1.0) / 2)
     np.testing.assert_allclose(losses.output_loss(out, targets, "mse")[1], [-0.5, -1.0])
     assert losses.output_loss(out, targets, "bce")[0] == losses.binary_cross_entropy(out, targets)
-    with pytest.raises(ValueError, match="kind must be 'bce' or 'mse'"):
+    with pytest.raises(ValueError, match="kind must be one of 'bce', 'mse'"):
         losses.output_loss(out, targets, "hinge")
 
 
@@ -324,3 +324,53 @@ def test_the_loop_oracles_share_no_code_with_the_library(oracle):
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0] if node.level == 0 else ".")
     assert imported <= {"__future__", "math", "numpy"}, imported
+
+
+# ------------------------------------------------------------------ the worst bad inputs refused
+def _head_model():
+    from attention_measured import selfattention
+
+    model = selfattention.OrderReader("sinusoidal", vocabulary=4, length=5, size=4)
+    return model, model.init(0), np.zeros((2, 5), dtype=int)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: losses.binary_cross_entropy(np.zeros(3), [0, 2, 1]), ValueError, "labels must"),
+        (lambda: losses.binary_cross_entropy([0.0, np.nan], [0, 1]), ValueError, "logit must"),
+        (lambda: losses.softmax_cross_entropy(np.zeros((2, 3)), [0, -1]), ValueError, "targets"),
+        (lambda: losses.softmax_cross_entropy(np.zeros((2, 3)), [0, 3]), ValueError, "targets"),
+        (lambda: losses.softmax_cross_entropy(np.zeros((2, 3)), [0.0, 1.0]), TypeError, "targets"),
+        (lambda: losses.output_loss(np.zeros(2), [0, 1], 3), TypeError, "kind must be a name"),
+        (lambda: attention.softmax([0.0, np.nan]), ValueError, "scores must not hold NaN"),
+        (lambda: attention.softmax([[0.0, np.nan]], [[True, False]]), ValueError, "NaN"),
+        (lambda: attention.softmax("0.5"), TypeError, "scores must be an array"),
+        (
+            lambda: attention.scaled_dot_product_attention(
+                np.ones((1, 2)), np.full((3, 2), np.inf), np.ones((3, 2))
+            ),
+            ValueError,
+            "k must hold finite numbers",
+        ),
+        (
+            lambda: _head_model()[0].forward(_head_model()[1], _head_model()[2], "False"),
+            TypeError,
+            "use_positions must be True or False",
+        ),
+    ],
+)
+def test_the_worst_bad_inputs_are_refused_naming_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_an_optimiser_refuses_a_gradient_it_would_write_nan_with():
+    for optimiser in (optim.Adam, optim.GradientDescent):
+        params = Params(w=np.array([1.0, 2.0]))
+        step = optimiser(params, 0.1)
+        with pytest.raises(ValueError, match=r"grads\['w'\] holds NaN"):
+            step.step(Params(w=np.array([0.5, np.nan])))
+        with pytest.raises(ValueError, match="grads has no gradient for 'w'"):
+            step.step(Params(v=np.array([0.5, 0.5])))
+        assert params.w.tolist() == [1.0, 2.0]  # nothing was written

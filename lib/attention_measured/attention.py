@@ -60,13 +60,15 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     no allowed step is all zeros.  A row whose allowed scores include +inf shares its weight
     equally among those.
     """
-    scores = np.asarray(scores, dtype=float)
+    scores = checks.array(scores, "scores", finite=False, copy=False)  # -inf: a masked step
     if scores.ndim == 0:
         raise ValueError(
             "scores must have at least one axis, the steps to weigh; got a single number"
         )
     if mask is None:  # the common case, without the guards below
         top = scores.max(axis=axis, keepdims=True)
+        if np.isnan(top).any():  # a NaN anywhere in a row makes its maximum NaN
+            raise ValueError("scores must not hold NaN")
         if np.isposinf(top).any():  # +inf entries share their row's weight equally
             return softmax(_infinite_share(scores, top), axis=axis)
         exp = scores - top
@@ -74,6 +76,8 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
         exp /= _sums(exp, axis)
         return exp
     mask = _as_mask(mask, scores.shape)
+    if np.isnan(scores.max(axis=axis)).any():
+        raise ValueError("scores must not hold NaN")
     scores = np.where(mask, scores, -np.inf)
     top = scores.max(axis=axis, keepdims=True)
     if np.isposinf(top).any():
@@ -118,7 +122,7 @@ def drop_each_step(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
 
 
 def _check_qkv(q, k, v):
-    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    q, k, v = (checks.array(a, n, copy=False) for a, n in ((q, "q"), (k, "k"), (v, "v")))
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(
             "q, k and v must have at least two dimensions: (..., n, d), (..., m, d), (..., m, dv)"
@@ -220,7 +224,10 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 
 def _check_heads(W_q, W_k, W_v, W_o, heads):
-    W_q, W_k, W_v, W_o = (np.asarray(a, dtype=float) for a in (W_q, W_k, W_v, W_o))
+    W_q, W_k, W_v, W_o = (
+        checks.array(a, name, ndim=2, copy=False)
+        for a, name in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o"))
+    )
     heads = checks.integer(heads, "heads", 1)
     if W_q.shape != W_k.shape or W_q.shape[1] % heads or W_v.shape[1] % heads:
         raise ValueError(
@@ -239,7 +246,9 @@ def _check_biases(biases, W_q, W_k, W_v, W_o):
     sizes = (W_q.shape[1], W_k.shape[1], W_v.shape[1], W_o.shape[1])
     if biases is None:
         return tuple(np.zeros(n) for n in sizes)
-    biases = tuple(np.asarray(b, dtype=float) for b in biases)
+    if isinstance(biases, (str, bytes)) or not hasattr(biases, "__len__"):
+        raise TypeError(f"biases must be four vectors (b_q, b_k, b_v, b_o), got {biases!r}")
+    biases = tuple(checks.array(b, "biases") for b in biases)
     if len(biases) != 4 or any(b.shape != (n,) for b, n in zip(biases, sizes)):
         raise ValueError(
             f"biases must be (b_q, b_k, b_v, b_o) of sizes {sizes}, got "

@@ -65,7 +65,11 @@ def flag(value, name: str) -> bool:
 def choice(value, name: str, options) -> str:
     """``value`` if it is one of ``options``, else a ValueError listing them."""
     options = tuple(options)
-    if not isinstance(value, str) or value not in options:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a name, one of {', '.join(map(repr, options))}; got {value!r}"
+        )
+    if value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
     return value
 
@@ -81,10 +85,12 @@ def array(
     ndim: int | None = None,
     shape: tuple | None = None,
     finite: bool = True,
+    copy: bool = True,
 ) -> np.ndarray:
     """``value`` as a float array, checked for its number of axes, its shape and finiteness.
 
-    ``shape`` may hold None for an axis of any length.
+    ``shape`` may hold None for an axis of any length.  The array is a copy unless ``copy`` is
+    False, when a float array comes back as it is (for a caller that never writes to it).
     """
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got a string")
@@ -98,7 +104,7 @@ def array(
     if raw.dtype.kind in "US":
         raise TypeError(f"{name} must be an array of numbers, got strings")
     try:
-        out = raw.astype(float)
+        out = raw.astype(float, copy=copy)
     except (TypeError, ValueError):  # an object array holding something else
         raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}") from None
     if ndim is not None and out.ndim != ndim:
@@ -110,6 +116,15 @@ def array(
         raise ValueError(f"{name} must have shape {wanted}, got {out.shape}")
     if finite and not np.all(np.isfinite(out)):
         raise ValueError(f"{name} must hold finite numbers (no NaN or infinity)")
+    return out
+
+
+def labels(value, name: str = "labels") -> np.ndarray:
+    """``value`` as a float array of binary labels, each 0 or 1 (booleans are refused: a label
+    is a number here, as the losses use it)."""
+    out = array(value, name)
+    if out.size and not np.all((out == 0) | (out == 1)):
+        raise ValueError(f"{name} must be 0 or 1, got values {np.unique(out)[:5].tolist()}")
     return out
 
 

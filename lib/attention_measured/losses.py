@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
+
 LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does every Part
 
 
@@ -26,10 +28,19 @@ def binary_cross_entropy(logit, labels) -> np.ndarray:
     """Mean of log(1 + e^z) − y z over the last axis: −log p of the true label, from the logits
     z.
 
-    logit, labels: (..., N).  Returns (...,).  Stable for logits of any size.
+    logit, labels: (..., N), the labels 0 or 1.  Returns (...,).  Stable for logits of any
+    size.
     """
-    logit = np.asarray(logit, dtype=float)
+    logit, labels = checks.array(logit, "logit"), checks.labels(labels)
+    _broadcast(logit, labels, "logit", "labels")
     return np.mean(np.logaddexp(0.0, logit) - labels * logit, axis=-1)
+
+
+def _broadcast(a: np.ndarray, b: np.ndarray, first: str, second: str) -> None:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"{first} {a.shape} and {second} {b.shape} do not match") from None
 
 
 def binary_cross_entropy_and_gradient(logit, labels) -> tuple[float, np.ndarray]:
@@ -37,19 +48,23 @@ def binary_cross_entropy_and_gradient(logit, labels) -> tuple[float, np.ndarray]
 
     The gradient is exact wherever |z| < 30, where the clipped sigmoid is the sigmoid.
     """
-    logit, labels = np.asarray(logit, dtype=float), np.asarray(labels, dtype=float)
+    logit, labels = checks.array(logit, "logit"), checks.labels(labels)
     return float(binary_cross_entropy(logit, labels)), (sigmoid(logit) - labels) / labels.shape[-1]
 
 
 def squared_error_and_gradient(output, targets) -> tuple[float, np.ndarray]:
     """(mean squared error of outputs (N,), its gradient 2 (output − target) / N)."""
-    error = np.asarray(output, dtype=float) - np.asarray(targets, dtype=float)
+    output, targets = checks.array(output, "output"), checks.array(targets, "targets")
+    _broadcast(output, targets, "output", "targets")
+    error = output - targets
     return float(np.mean(error**2)), 2 * error / error.shape[-1]
 
 
 def log_softmax(logits) -> np.ndarray:
     """log softmax over the last axis, computed stably: (..., V) -> (..., V)."""
-    logits = np.asarray(logits, dtype=float)
+    logits = checks.array(logits, "logits")
+    if logits.ndim == 0:
+        raise ValueError("logits must have an axis of classes, (..., V)")
     shifted = logits - logits.max(axis=-1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
@@ -62,7 +77,13 @@ def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
     minus the one-hot target.
     """
     log_probs = log_softmax(logits)
-    targets = np.asarray(targets)[..., None]
+    targets = checks.integers(targets, "targets", 0, log_probs.shape[-1] - 1)
+    if targets.shape != log_probs.shape[:-1]:
+        raise ValueError(
+            f"targets must hold one class per row of logits, {log_probs.shape[:-1]}, "
+            f"got {targets.shape}"
+        )
+    targets = targets[..., None]
     losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
     grad = np.exp(log_probs)
     np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
@@ -72,8 +93,6 @@ def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
 def output_loss(output, targets, kind: str) -> tuple[float, np.ndarray]:
     """A classifier's ("bce", output = logits) or a regression's ("mse") mean loss and its
     gradient."""
-    if kind == "bce":
+    if checks.choice(kind, "kind", ("bce", "mse")) == "bce":
         return binary_cross_entropy_and_gradient(output, targets)
-    if kind == "mse":
-        return squared_error_and_gradient(output, targets)
-    raise ValueError(f"kind must be 'bce' or 'mse', got {kind!r}")
+    return squared_error_and_gradient(output, targets)

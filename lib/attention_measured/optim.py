@@ -27,6 +27,19 @@ def _checked_arrays(params) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _checked_grads(grads, arrays: dict) -> None:
+    """Refuse, before anything is written, a gradient that is missing, misshapen or not finite:
+    the optimiser would write it into the caller's parameters."""
+    for name, value in arrays.items():
+        if name not in grads:
+            raise ValueError(f"grads has no gradient for {name!r}")
+        g = grads[name]
+        if np.shape(g) != value.shape:
+            raise ValueError(f"grads[{name!r}] must be shaped {value.shape}, got {np.shape(g)}")
+        if not np.isfinite(g).all():
+            raise ValueError(f"grads[{name!r}] holds NaN or infinity; no step was taken")
+
+
 class GradientDescent:
     """Full-batch gradient descent, θ ← θ − η g (Part I, section 2)."""
 
@@ -37,6 +50,7 @@ class GradientDescent:
 
     def step(self, grads, divisor: float = 1) -> None:
         """One update with the gradient grads / divisor, in place."""
+        _checked_grads(grads, self.arrays)
         self.iteration += 1
         for name, value in self.arrays.items():
             value -= self.learning_rate * (grads[name] / divisor if divisor != 1 else grads[name])
@@ -73,6 +87,7 @@ class Adam:
     def step(self, grads, divisor: float = 1) -> None:
         """One update with the gradient grads / divisor (Part II averages over sentences this
         way)."""
+        _checked_grads(grads, self.arrays)
         self.iteration += 1
         b1, b2 = self.beta1, self.beta2
         correction1, correction2 = 1 - b1**self.iteration, 1 - b2**self.iteration

@@ -37,8 +37,8 @@ def _check_gru(params, x, h) -> tuple[np.ndarray, ...]:
     missing = [name for name in GRU_NAMES if name not in params]
     if missing:
         raise ValueError(f"GRU parameters need {', '.join(GRU_NAMES)}; missing {missing}")
-    W_ih, W_hh, b_ih, b_hh = (np.asarray(params[name], dtype=float) for name in GRU_NAMES)
-    x, h = np.asarray(x, dtype=float), np.asarray(h, dtype=float)
+    W_ih, W_hh, b_ih, b_hh = (checks.array(params[name], name, copy=False) for name in GRU_NAMES)
+    x, h = checks.array(x, "x", copy=False), checks.array(h, "h", copy=False)
     if W_hh.ndim != 2 or W_hh.shape[0] != 3 * W_hh.shape[1]:
         raise ValueError(f"weight_hh must be (3H, H), got {W_hh.shape}")
     H = W_hh.shape[1]

@@ -357,6 +357,7 @@ class OrderReader:
         encoding.
         """
         tokens = self._check(tokens)
+        use_positions = checks.flag(use_positions, "use_positions")
         h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
         attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
         z = h + attended

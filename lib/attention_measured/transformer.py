@@ -36,8 +36,8 @@ def _check_norm(params, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for name in ("weight", "bias"):
         if name not in params:
             raise ValueError(f"layer-norm parameters need 'weight' and 'bias'; missing {name!r}")
-    weight, bias = (np.asarray(params[name], dtype=float) for name in ("weight", "bias"))
-    x = np.asarray(x, dtype=float)
+    weight, bias = (checks.array(params[name], name, copy=False) for name in ("weight", "bias"))
+    x = checks.array(x, "x", copy=False)
     if x.ndim < 1 or weight.shape != (x.shape[-1],) or bias.shape != (x.shape[-1],):
         raise ValueError(
             f"weight and bias must be (D,) for x of shape (..., D); got {weight.shape}, "
@@ -193,7 +193,7 @@ def _check_layer(params, names, x, heads, memory=None):
     missing = [name for name in names if name not in params]
     if missing:
         raise ValueError(f"the layer's parameters lack {missing} (torch's state-dict names)")
-    p = {name: np.asarray(params[name], dtype=float) for name in names}
+    p = {name: checks.array(params[name], name, copy=False) for name in names}
     x = checks.array(x, "x")
     E = p["self_attn.out_proj.weight"].shape[0]
     if x.ndim != 3 or x.shape[-1] != E:
@@ -276,7 +276,7 @@ def encoder_layer_backward(params, x, heads, grad_output, mask=None, norm_first=
 
 
 def _check_grad(grad_output, y):
-    grad_output = np.asarray(grad_output, dtype=float)
+    grad_output = checks.array(grad_output, "grad_output", copy=False)
     if grad_output.shape != y.shape:
         raise ValueError(
             f"grad_output must be shaped like the output {y.shape}, got {grad_output.shape}"

@@ -1,0 +1,254 @@
+"""The argument probe: every public function of the package, called with one bad value at a time.
+
+    .venv/bin/python -m pytest -p probe tests --ignore=tests/browser -q -n 0 \
+        --probe-report=_build/probe.json        (with tools/ on PYTHONPATH)
+
+While the test suite runs, the probe records the first call the tests make to each public
+function, method and constructor of ``attention_measured`` (its valid call).  When the suite
+ends, it makes that call again once for each argument, the argument replaced by something a
+careless reader might type: a string for a number, a float or a boolean for a count, a NaN, an
+index past the end, an array with an axis missing, an integer mask, an empty list.  Each outcome
+is one of
+
+- ``clear``   a TypeError or ValueError whose message names the argument;
+- ``unnamed`` a TypeError or ValueError that does not name it;
+- ``deep``    any other exception, raised from inside numpy, scipy or the library;
+- ``silent``  no error at all: the bad value was coerced, or a result came back regardless;
+- ``slow``    no answer within :data:`TIMEOUT` seconds.
+
+The report lists the counts and every call that was not ``clear``.  Some ``silent`` calls are
+right (a negative number where any number will do); the report is for reading, not a test.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import signal
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+
+TIMEOUT = 20  # seconds a bad call may run before it counts as slow
+WRAPPERS = {"cache.py", "blas.py", "params.py", "plots.py"}  # modules whose decorators wrap
+
+
+def pytest_addoption(parser):
+    parser.addoption("--probe-report", default="_build/probe.json", help="where the probe writes")
+
+
+def _targets():
+    """{code object: (module, qualified name, public callable, kind)} for every public function,
+    public method and constructor defined in the package."""
+    import importlib
+    import pkgutil
+
+    import attention_measured
+
+    found = {}
+    for info in pkgutil.iter_modules(attention_measured.__path__):
+        module = importlib.import_module(f"attention_measured.{info.name}")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if inspect.isfunction(obj):
+                inner = inspect.unwrap(obj)
+                found[inner.__code__] = (info.name, name, obj, "function")
+            elif inspect.isclass(obj):
+                for attr, member in vars(obj).items():
+                    function = member.__func__ if isinstance(member, staticmethod) else member
+                    if not inspect.isfunction(function):
+                        continue
+                    if attr.startswith("_") and attr != "__init__":
+                        continue
+                    inner = inspect.unwrap(function)
+                    kind = "constructor" if attr == "__init__" else "method"
+                    found[inner.__code__] = (info.name, f"{name}.{attr}", obj, kind)
+    return found
+
+
+class Recorder:
+    def __init__(self):
+        self.targets = _targets()
+        self.package = str(Path(sys.modules["attention_measured"].__file__).parent)
+        self.calls: dict[str, tuple] = {}
+
+    def _from_outside(self, frame) -> bool:
+        caller = frame.f_back
+        while caller is not None and Path(caller.f_code.co_filename).name in WRAPPERS:
+            if not caller.f_code.co_filename.startswith(self.package):
+                break
+            caller = caller.f_back
+        return caller is not None and not caller.f_code.co_filename.startswith(self.package)
+
+    def __call__(self, frame, event, arg):
+        if event != "call":
+            return
+        target = self.targets.get(frame.f_code)
+        if target is None:
+            return
+        module, name, obj, kind = target
+        key = f"{module}.{name}"
+        if key in self.calls or not self._from_outside(frame):
+            return
+        info = inspect.getargvalues(frame)
+        values = {}
+        for arg_name in info.args:
+            values[arg_name] = _copied(info.locals[arg_name])
+        star = _copied(info.locals[info.varargs]) if info.varargs else ()
+        extra = _copied(info.locals[info.keywords]) if info.keywords else {}
+        self.calls[key] = (module, name, obj, kind, values, star, extra)
+
+
+def _copied(value):
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+_recorder: Recorder | None = None
+
+
+def pytest_sessionstart(session):
+    global _recorder
+    _recorder = Recorder()
+    sys.setprofile(_recorder)
+
+
+# ------------------------------------------------------------------ the bad values
+def bad_values(name: str, value, default):
+    """(label, bad value) pairs for one argument that held ``value`` in the valid call."""
+    out = []
+    none_ok = default is None
+    if isinstance(value, (bool, np.bool_)):
+        out += [("a string", "False"), ("0 for False", 0)]
+    elif isinstance(value, (int, np.integer)):
+        out += [("a string", str(int(value))), ("a fraction", int(value) + 0.5), ("True", True)]
+        out += [("negative", -1 if value >= 0 else int(value) - 10**6)]
+        out += [("far too large", 10**12)]
+    elif isinstance(value, (float, np.floating)):
+        out += [("a string", str(float(value))), ("NaN", float("nan")), ("infinity", np.inf)]
+    elif isinstance(value, str):
+        out += [("an unknown name", value + " nonsense"), ("a number", 3)]
+    elif isinstance(value, np.ndarray):
+        out += [("a string", "0.5")]
+        if value.dtype == bool:
+            out += [("0/1 integers", value.astype(int))]
+        elif np.issubdtype(value.dtype, np.integer):
+            if value.size:
+                out += [("an id past the end", value + 10**6), ("a negative id", value * 0 - 1)]
+            out += [("floats", value.astype(float) + 0.5)]
+        elif np.issubdtype(value.dtype, np.floating) and value.size:
+            with_nan = value.copy()
+            with_nan.flat[0] = np.nan
+            out += [("a NaN inside", with_nan), ("booleans", value > 0)]
+        if value.ndim >= 1 and value.size:
+            out += [("an axis missing", value[0])]
+            out += [("an extra axis", value[None])]
+    elif isinstance(value, (list, tuple)):
+        out += [("a string", "text"), ("empty", type(value)())]
+    elif isinstance(value, dict):
+        out += [("empty", type(value)())]
+        if value:
+            smaller = copy.copy(value)
+            smaller.pop(next(iter(smaller)))
+            out += [("one entry missing", smaller)]
+    elif value is None:
+        out += [("a string", "text")]
+    else:
+        out += [("a string", "text"), ("a number", 1.5)]
+    if not none_ok and value is not None:
+        out += [("None", None)]
+    return out
+
+
+class _Slow(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Slow()
+
+
+def _outcome(error: BaseException | None, name: str) -> str:
+    if error is None:
+        return "silent"
+    if isinstance(error, _Slow):
+        return "slow"
+    if isinstance(error, (TypeError, ValueError)):
+        return "clear" if name in str(error) else "unnamed"
+    return "deep"
+
+
+def _call(obj, kind, name, signature, values, star, extra):
+    """Call the public callable with the recorded arguments, positional ones by position."""
+    positional, keywords = [], dict(extra)
+    for arg, parameter in signature.parameters.items():
+        if arg == "self" or arg not in values:
+            continue
+        if parameter.kind == parameter.KEYWORD_ONLY:
+            keywords[arg] = values[arg]
+        elif parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            positional.append(values[arg])
+    if kind == "function":
+        return obj(*positional, *star, **keywords)
+    if kind == "constructor":
+        return obj(*positional, *star, **keywords)
+    method = getattr(values["self"], name.split(".", 1)[1])
+    return method(*positional, *star, **keywords)
+
+
+def probe(calls) -> dict:
+    import matplotlib.pyplot as plt
+
+    counts = {k: 0 for k in ("clear", "unnamed", "deep", "silent", "slow")}
+    worst = []
+    signal.signal(signal.SIGALRM, _alarm)
+    for key, (_, name, obj, kind, values, star, extra) in sorted(calls.items()):
+        function = obj if kind == "function" else getattr(obj, name.split(".", 1)[1])
+        try:
+            signature = inspect.signature(inspect.unwrap(function))
+        except (TypeError, ValueError):
+            continue
+        for arg, value in values.items():
+            if arg == "self" or isinstance(value, types.ModuleType):
+                continue
+            parameter = signature.parameters.get(arg)
+            default = None if parameter is None else parameter.default
+            for label, bad in bad_values(arg, value, default):
+                changed = {**copy.copy(values), arg: bad}
+                try:
+                    changed = {k: (v if k == arg else _copied(v)) for k, v in changed.items()}
+                    signal.alarm(TIMEOUT)
+                    _call(obj, kind, name, signature, changed, star, extra)
+                    error = None
+                except BaseException as caught:  # noqa: BLE001 -- every outcome is counted
+                    error = caught
+                    if isinstance(caught, KeyboardInterrupt):
+                        raise
+                finally:
+                    signal.alarm(0)
+                    plt.close("all")
+                outcome = _outcome(error, arg)
+                counts[outcome] += 1
+                if outcome != "clear":
+                    message = "" if error is None else f"{type(error).__name__}: {error}"[:160]
+                    worst.append([key, arg, label, outcome, message])
+    functions = len(calls)
+    return {"functions": functions, "counts": counts, "not clear": worst}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    sys.setprofile(None)
+    if _recorder is None:
+        return
+    report = probe(_recorder.calls)
+    path = Path(session.config.getoption("--probe-report"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, default=str))
+    total = sum(report["counts"].values())
+    print(f"\nprobe: {report['functions']} functions, {total} bad calls: {report['counts']}")
