@@ -205,9 +205,15 @@ def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
     return encoding
 
 
+def as_rows(x: np.ndarray) -> np.ndarray:
+    """(..., K) as a matrix of rows (·, K): every position's vector one row, for one matrix
+    product over all the leading axes (the backward passes of Parts III and IV)."""
+    return x.reshape(-1, x.shape[-1])
+
+
 def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
     """x @ W for x (..., d_in) and W (d_in, d_out), as one matrix product over all leading axes."""
-    return (x.reshape(-1, x.shape[-1]) @ W).reshape(x.shape[:-1] + (W.shape[1],))
+    return (as_rows(x) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
@@ -299,8 +305,7 @@ def multi_head_attention_backward(
     queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     merged = merge_heads(weights @ v)
-    flat = lambda x: x.reshape(-1, x.shape[-1])  # noqa: E731
-    grad_W_o = flat(merged).T @ flat(grad_output)  # output = merged W_o
+    grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o
     grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
         q, k, v, weights, split_heads(_project(grad_output, W_o.T), heads)
     )
@@ -308,14 +313,14 @@ def multi_head_attention_backward(
     grads = {
         "grad_queries": _project(grad_q, W_q.T),
         "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),
-        "W_q": flat(queries).T @ flat(grad_q),
-        "W_k": flat(keys).T @ flat(grad_k),
-        "W_v": flat(keys).T @ flat(grad_v),
+        "W_q": as_rows(queries).T @ as_rows(grad_q),
+        "W_k": as_rows(keys).T @ as_rows(grad_k),
+        "W_v": as_rows(keys).T @ as_rows(grad_v),
         "W_o": grad_W_o,
     }
     if biases is not None:
         for name, g in (("b_q", grad_q), ("b_k", grad_k), ("b_v", grad_v), ("b_o", grad_output)):
-            grads[name] = flat(g).sum(axis=0)
+            grads[name] = as_rows(g).sum(axis=0)
     return grads
 
 

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import checks, translation
+from .attention import as_rows
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
 from .params import Params, fan_in_normal, initialiser
@@ -384,7 +385,7 @@ class EncoderDecoder:
         grad_logits /= losses.size
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
         features = record["features"]
-        grads["out.weight"] += _rows(grad_logits).T @ _rows(features)
+        grads["out.weight"] += as_rows(grad_logits).T @ as_rows(features)
         grads["out.bias"] += grad_logits.sum(axis=(0, 1))
         grad_features = grad_logits @ p["out.weight"]
         grad_h = np.zeros_like(record["h"])
@@ -401,7 +402,7 @@ class EncoderDecoder:
         att, c, states, features = record["late"]
         grad_pre = grad_features * (1.0 - features**2)  # h̃ = tanh(W_c [c; s])
         joined = np.concatenate([c, states], axis=-1)
-        grads["combine.weight"] += _rows(grad_pre).T @ _rows(joined)
+        grads["combine.weight"] += as_rows(grad_pre).T @ as_rows(joined)
         grad_joined = grad_pre @ p["combine.weight"]
         D = self.annotation
         att_grads, gh, grad_queries = attend_backward(
@@ -489,11 +490,6 @@ def _scale(values, shape: tuple) -> np.ndarray:
     if values.shape != tuple(shape):
         raise ValueError(f"expected one value per source word, {tuple(shape)}, got {values.shape}")
     return values
-
-
-def _rows(x: np.ndarray) -> np.ndarray:
-    """(..., K) as a matrix of rows (·, K), for one matrix product over every position."""
-    return x.reshape(-1, x.shape[-1])
 
 
 def _run_gru(params, x) -> np.ndarray:

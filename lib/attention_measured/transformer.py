@@ -17,6 +17,7 @@ import numpy as np
 
 from . import checks
 from .attention import (
+    as_rows,
     causal_mask,
     merge_heads,
     multi_head_attention,
@@ -129,14 +130,13 @@ def _feed_forward(p, x):
     out = hidden @ p["linear2.weight"].T + p["linear2.bias"]
 
     def back(grad_out):
-        rows = lambda a: a.reshape(-1, a.shape[-1])  # noqa: E731
         grad_hidden = grad_out @ p["linear2.weight"]
         grad_pre = grad_hidden * (pre > 0)
         grads = {
-            "linear2.weight": rows(grad_out).T @ rows(hidden),
-            "linear2.bias": rows(grad_out).sum(axis=0),
-            "linear1.weight": rows(grad_pre).T @ rows(x),
-            "linear1.bias": rows(grad_pre).sum(axis=0),
+            "linear2.weight": as_rows(grad_out).T @ as_rows(hidden),
+            "linear2.bias": as_rows(grad_out).sum(axis=0),
+            "linear1.weight": as_rows(grad_pre).T @ as_rows(x),
+            "linear1.bias": as_rows(grad_pre).sum(axis=0),
         }
         return grads, grad_pre @ p["linear1.weight"], None
 
@@ -543,8 +543,8 @@ class Transformer:
         grad_logits /= losses.size
         previous, dec_backs, dec_norm_back, out = dec  # a Decoded
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
-        grads["out.weight"] += _rows(grad_logits).T @ _rows(out)
-        grads["out.bias"] += _rows(grad_logits).sum(axis=0)
+        grads["out.weight"] += as_rows(grad_logits).T @ as_rows(out)
+        grads["out.bias"] += as_rows(grad_logits).sum(axis=0)
         grad_x = _add(grads, *dec_norm_back(grad_logits @ p["out.weight"]))
         grad_memory = 0.0
         for prefix, backs in reversed(dec_backs):
@@ -705,7 +705,3 @@ def _add(grads, new: dict, passed=None):
     for name, value in new.items():
         grads[name] += value
     return passed
-
-
-def _rows(x: np.ndarray) -> np.ndarray:
-    return x.reshape(-1, x.shape[-1])
