@@ -113,7 +113,7 @@ def drop_each_step(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     t (section 4, "A high weight is not causation"). The softmax is recomputed without the step
     rather than dividing by 1 - w_t, which loses precision when w_t is close to one.
     """
-    scores = np.asarray(scores, dtype=float)
+    scores = checks.array(scores, "scores", finite=False, copy=False)
     m = scores.shape[-1]
     keep = ~np.eye(m, dtype=bool)
     if mask is not None:
@@ -282,7 +282,8 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    queries = checks.array(queries, "queries", copy=False)
+    keys = checks.array(keys, "keys", copy=False)
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     head_mask = None if mask is None else np.asarray(mask)[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
@@ -302,7 +303,8 @@ def multi_head_attention_backward(
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    queries = checks.array(queries, "queries", copy=False)
+    keys = checks.array(keys, "keys", copy=False)
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     merged = merge_heads(weights @ v)
     grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o

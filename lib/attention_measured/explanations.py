@@ -210,7 +210,7 @@ def _weights(weights) -> np.ndarray:
 def distribution(output) -> np.ndarray:
     """A model's output as class probabilities (N, K): (N,) probabilities of label 1 become
     two columns, (1 − p, p); (N, K) rows are returned as they are."""
-    output = np.asarray(output, dtype=float)
+    output = checks.array(output, "output")
     if output.ndim == 1:
         return np.stack([1.0 - output, output], axis=1)
     if output.ndim != 2:

@@ -40,13 +40,13 @@ from .params import Params, fan_in_normal, initialiser
 
 
 def _check_states(h, s, needs_query: bool, name: str):
-    h = np.asarray(h, dtype=float)
+    h = checks.array(h, "h", copy=False)
     if h.ndim != 3:
         raise ValueError(f"hidden states must have shape (N, m, D), got {h.shape}")
     if needs_query:
         if s is None:
             raise ValueError(f"the {name} flavour needs queries s of shape (N, n, S)")
-        s = np.asarray(s, dtype=float)
+        s = checks.array(s, "s", copy=False)
         if s.ndim != 3 or s.shape[0] != h.shape[0]:
             raise ValueError(
                 f"queries must have shape (N, n, S) with N = {h.shape[0]}, got {s.shape}"

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
+
 
 def removal_effects(output, shape) -> tuple[np.ndarray, np.ndarray]:
     """Part I's removal test for any model (section 4): ``(p (N,), p_without shape)``.
@@ -47,7 +49,7 @@ def effects(p, p_without) -> np.ndarray:
     p (..., N) and p_without (..., N, T), or (..., N, U, T) when each example has U sets of
     weights (heads) that a step is dropped from one at a time.
     """
-    p, p_without = np.asarray(p, dtype=float), np.asarray(p_without, dtype=float)
+    p, p_without = checks.array(p, "p"), checks.array(p_without, "p_without")
     if p_without.ndim <= p.ndim or p_without.shape[: p.ndim] != p.shape:
         raise ValueError(
             f"p_without {p_without.shape} must be p {p.shape} with more axes after it, the steps "

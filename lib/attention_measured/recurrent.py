@@ -82,7 +82,7 @@ def gru_cell_backward(params, x, h, grad_next) -> tuple[dict, np.ndarray, np.nda
     (gradients of the four parameters under their names, grad_x (N, I), grad_h (N, H)).
     """
     W_ih, W_hh, b_ih, b_hh, x, h = _check_gru(params, x, h)
-    grad_next = np.asarray(grad_next, dtype=float)
+    grad_next = checks.array(grad_next, "grad_next", copy=False)
     if grad_next.shape != h.shape:
         raise ValueError(f"grad_next must be shaped like h {h.shape}, got {grad_next.shape}")
     r, z, n, n_h = _gates(W_ih, W_hh, b_ih, b_hh, x, h)

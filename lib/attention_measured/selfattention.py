@@ -126,7 +126,7 @@ class HeadsReader:
         )
 
     def _attention(self, p, inputs):
-        h = np.asarray(inputs, dtype=float) @ p["E"]
+        h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
         out, weights = multi_head_attention(
             queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads
@@ -182,7 +182,7 @@ def head_parts(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray, n
     """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
     share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h · readout_h + b.
     """
-    h = np.asarray(inputs, dtype=float) @ p["E"]
+    h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
     H, d = model.heads, model.size
     dh = d // H
     q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)

@@ -201,7 +201,7 @@ class Reader:
         return p
 
     def _check(self, inputs) -> np.ndarray:
-        inputs = np.asarray(inputs, dtype=float)
+        inputs = checks.array(inputs, "inputs", copy=False)
         if inputs.ndim != 3 or inputs.shape[-1] != self.channels:
             raise ValueError(f"inputs must have shape (N, T, {self.channels}), got {inputs.shape}")
         return inputs

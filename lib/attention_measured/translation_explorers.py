@@ -36,15 +36,7 @@ def test_sentence(length: int, index: int = 0) -> tuple[str, ...]:
 
 def _checked_length(length: int) -> int:
     low, high = translation.TEST_LENGTHS
-    if (
-        isinstance(length, bool)
-        or not isinstance(length, (int, np.integer))
-        or not low <= length <= high
-    ):
-        raise ValueError(
-            f"length must be a whole number of words from {low} to {high}, got {length!r}"
-        )
-    return int(length)
+    return checks.integer(length, "length", low, high)
 
 
 # ------------------------------------------------------------------ a sentence pair
