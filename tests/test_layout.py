@@ -125,3 +125,39 @@ def test_twins_know_nothing_of_attention():
     source = (PACKAGE / "twins.py").read_text()
     for word in ("lesson", "udhr", "flavour", "attention_weights"):
         assert f"import {word}" not in source and f"{word}." not in source
+
+
+HOMES = {  # an idea every Part shares, and the one module that writes it
+    "softmax": "attention",
+    "as_rows": "attention",
+    "shifted_right": "translation",
+    "removal_effects": "measures",
+    "effects": "measures",
+    "agreement": "measures",
+    "Trained": "training",
+    "fit": "training",
+    "Control": "twins",
+}
+ANALYTIC = {  # Parts that keep a faster removal test of their own, each tested equal to measures'
+    ("removal_effects", "lesson"),
+    ("removal_effects", "recall"),
+    ("removal_effects", "taxonomy"),
+}
+
+
+@pytest.mark.parametrize("module", CORE + PARTS + PRESENTATION)
+def test_each_shared_idea_is_written_in_one_module(module):
+    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            name = node.name.lstrip("_")
+            home = HOMES.get(name)
+            if home and home != module and (name, module) not in ANALYTIC:
+                raise AssertionError(f"{module} writes {node.name}, which lives in {home}")
+
+
+@pytest.mark.parametrize("module", sorted(EXPLORERS))
+def test_every_explorer_states_its_choices_once(module):
+    # the live widget and the static twin are both made from one list, by twins.explorer
+    names = {name for _, name in imports(module)}
+    assert "explorer" in names and not names & {"live", "static_twin"}
