@@ -249,8 +249,12 @@ def test_masks_and_positions():
     np.testing.assert_allclose(pe[0], [0, 1] * 4)
     np.testing.assert_allclose(pe[:, 0], np.sin(np.arange(50)))
     np.testing.assert_allclose(pe[:, 7], np.cos(np.arange(50) / 10000 ** (6 / 8)))
-    with pytest.raises(ValueError, match="even size"):
+    with pytest.raises(ValueError, match="size must be even"):
         attention.sinusoidal_positions(4, 3)
+    with pytest.raises(TypeError, match="steps must be an integer"):
+        attention.causal_mask(2.5)
+    with pytest.raises(ValueError, match="split into 3 heads"):
+        attention.split_heads(np.ones((2, 4)), 3)
     with pytest.raises(ValueError, match="lengths"):
         attention.padding_mask([5], 4)
     with pytest.raises(ValueError, match="lengths"):

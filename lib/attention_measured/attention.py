@@ -176,8 +176,7 @@ def causal_mask(steps: int) -> np.ndarray:
     """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part III,
     self-attention).
     """
-    if steps < 1:
-        raise ValueError(f"steps must be positive, got {steps}")
+    steps = checks.integer(steps, "steps", 1)
     return np.tril(np.ones((steps, steps), dtype=bool))
 
 
@@ -185,6 +184,7 @@ def padding_mask(lengths, steps: int) -> np.ndarray:
     """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part III,
     self-attention).
     """
+    steps = checks.integer(steps, "steps", 1)
     lengths = checks.integers(lengths, "lengths")
     if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > steps):
         raise ValueError(f"lengths must be a 1-d array of values between 0 and {steps}")
@@ -197,8 +197,9 @@ def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
 
     Column pair (2i, 2i+1) turns at the frequency 1 / 10000^(2i / size).
     """
-    if steps < 1 or size < 2 or size % 2:
-        raise ValueError(f"need steps >= 1 and an even size >= 2, got {steps} and {size}")
+    steps, size = checks.integer(steps, "steps", 1), checks.integer(size, "size", 2)
+    if size % 2:
+        raise ValueError(f"size must be even (sin and cos columns in pairs), got {size}")
     angles = np.arange(steps)[:, None] / 10000.0 ** (np.arange(0, size, 2) / size)
     encoding = np.empty((steps, size))
     encoding[:, 0::2], encoding[:, 1::2] = np.sin(angles), np.cos(angles)
@@ -208,6 +209,8 @@ def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
 def as_rows(x: np.ndarray) -> np.ndarray:
     """(..., K) as a matrix of rows (·, K): every position's vector one row, for one matrix
     product over all the leading axes (the backward passes of Parts III and IV)."""
+    if np.ndim(x) < 1:
+        raise ValueError("x must have at least one axis, (..., K)")
     return x.reshape(-1, x.shape[-1])
 
 
@@ -219,12 +222,19 @@ def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     """(..., n, H·dh) -> (..., H, n, dh): each head's block of columns as its own sequence
     (Part III, several heads)."""
+    x = checks.array(x, "x", finite=False, copy=False)  # a reshape: its numbers are not read
+    heads = checks.integer(heads, "heads", 1)
+    if x.ndim < 2 or x.shape[-1] % heads:
+        raise ValueError(f"x must be (..., n, H·dh) with its last axis split into {heads} heads")
     return np.swapaxes(x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads)), -2, -3)
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
     """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part III, several
     heads)."""
+    x = checks.array(x, "x", finite=False, copy=False)
+    if x.ndim < 3:
+        raise ValueError(f"x must be (..., H, n, dh), got shape {x.shape}")
     x = np.swapaxes(x, -2, -3)
     return x.reshape(x.shape[:-2] + (-1,))
 
