@@ -128,11 +128,11 @@ def test_describe_says_so_when_no_step_moves_p_or_all_weights_tie():
 def test_hop_frames_keep_their_title_inside_the_frame():
     import matplotlib.pyplot as plt
 
-    from attention_measured import twins
+    from attention_measured import widgets
 
     fig = taxonomy_explorers.render_hop(4, 1)  # the longest title of the twin's stories
     try:
-        fig.set_size_inches(twins.FRAME_WIDTH, fig.get_figheight())
+        fig.set_size_inches(widgets.FRAME_WIDTH, fig.get_figheight())
         fig.canvas.draw()
         box = fig.bbox
         for text in fig.findobj(plt.Text):
@@ -260,7 +260,7 @@ def _builders():
     names = ["explanation", "lesson", "taxonomy", "translation", "udhr"]
     for module in (importlib.import_module(f"attention_measured.{n}_explorers") for n in names):
         for name, function in inspect.getmembers(module, inspect.isfunction):
-            mine = function.__module__ == module.__name__  # not twins.explorer, imported
+            mine = function.__module__ == module.__name__  # not widgets.explorer, imported
             if (
                 mine
                 and not name.startswith("_")
@@ -283,18 +283,18 @@ def test_there_are_thirteen_explorers():
 
 @pytest.mark.parametrize("name, builder", list(_builders()))
 def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, monkeypatch):
-    from attention_measured import twins
+    from attention_measured import widgets
 
     seen = {}
-    monkeypatch.setattr(twins, "live", lambda controls, *a: seen.setdefault("live", controls))
+    monkeypatch.setattr(widgets, "live", lambda controls, *a: seen.setdefault("live", controls))
     monkeypatch.setattr(
-        twins, "static_twin", lambda n, controls, *a, **k: seen.setdefault("static", controls)
+        widgets, "static_twin", lambda n, controls, *a, **k: seen.setdefault("static", controls)
     )
     builder(static=False)
     builder(static=True)
     live, static = seen["live"], seen["static"]
     assert list(live) == list(static)
     for key, control in live.items():
-        assert isinstance(control, twins.Control)
+        assert isinstance(control, widgets.Control)
         assert control.label == static[key].label and control.default == static[key].default
         assert all(v in control.values for v in control.shown)  # the twin draws what it offers

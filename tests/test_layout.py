@@ -34,12 +34,12 @@ PARTS = [  # in order: a Part may import the ones before it
     "explanations",
     "subjects",
     "verdict",
-    "sources",
+    "source_texts",
 ]
 PRESENTATION = [
     "plots",
     "diagrams",
-    "twins",
+    "widgets",
     "book",
     "lesson_explorers",
     "udhr_explorers",
@@ -89,7 +89,7 @@ def test_imports_go_down_the_layers_only(module):
             allowed = CORE + PARTS[: PARTS.index(module)]
             assert imported in allowed, f"{module} imports {imported}, a later Part or presentation"
         elif module in EXPLORERS:
-            allowed = CORE + PARTS + ["plots", "twins", "book"]
+            allowed = CORE + PARTS + ["plots", "widgets", "book"]
             assert imported in allowed, f"{module} imports {imported}"
         elif module == "diagrams":  # pictures of the mechanisms, in the figure style
             assert imported in ("plots", "attention"), f"{module} imports {imported}"
@@ -120,9 +120,9 @@ def test_no_private_name_crosses_a_module(module):
             raise AssertionError(f"{module} uses the private {node.value.id}.{node.attr}")
 
 
-def test_twins_know_nothing_of_attention():
-    assert imports("twins") == []
-    source = (PACKAGE / "twins.py").read_text()
+def test_widgets_know_nothing_of_attention():
+    assert imports("widgets") == []
+    source = (PACKAGE / "widgets.py").read_text()
     for word in ("lesson", "udhr", "flavour", "attention_weights"):
         assert f"import {word}" not in source and f"{word}." not in source
 
@@ -136,7 +136,7 @@ HOMES = {  # an idea every Part shares, and the one module that writes it
     "agreement": "measures",
     "Trained": "training",
     "fit": "training",
-    "Control": "twins",
+    "Control": "widgets",
 }
 ANALYTIC = {  # Parts that keep a faster removal test of their own, each tested equal to measures'
     ("removal_effects", "lesson"),
@@ -158,6 +158,6 @@ def test_each_shared_idea_is_written_in_one_module(module):
 
 @pytest.mark.parametrize("module", sorted(EXPLORERS))
 def test_every_explorer_states_its_choices_once(module):
-    # the live widget and the static twin are both made from one list, by twins.explorer
+    # the live widget and the static twin are both made from one list, by widgets.explorer
     names = {name for _, name in imports(module)}
     assert "explorer" in names and not names & {"live", "static_twin"}

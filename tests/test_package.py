@@ -179,7 +179,7 @@ def test_binder_pins_are_the_books_pins():
 
 def test_a_result_depends_on_its_modules_code_and_not_on_how_pages_draw_it():
     assert {"udhr", "training", "optim", "attention"} <= cache.dependencies("udhr")
-    assert not {"udhr_explorers", "plots", "twins", "lesson"} & cache.dependencies("udhr")
+    assert not {"udhr_explorers", "plots", "widgets", "lesson"} & cache.dependencies("udhr")
     assert "lesson" in cache.dependencies("taxonomy")  # Part III reads Part I's data
 
 

@@ -149,10 +149,10 @@ def bad_values(name: str, value, default):
         if value.ndim >= 1 and value.size:
             out += [("an axis missing", value[0])]
             out += [("an extra axis", value[None])]
-    elif isinstance(value, (list, tuple)):
+    elif isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         out += [("a string", "text"), ("empty", type(value)())]
     elif isinstance(value, dict):
-        out += [("empty", type(value)())]
+        out += [("empty", {})]
         if value:
             smaller = copy.copy(value)
             smaller.pop(next(iter(smaller)))
@@ -219,7 +219,11 @@ def probe(calls) -> dict:
                 continue
             parameter = signature.parameters.get(arg)
             default = None if parameter is None else parameter.default
-            for label, bad in bad_values(arg, value, default):
+            try:
+                bads = bad_values(arg, value, default)
+            except Exception:  # a value the probe cannot vary: say so, and go on
+                bads = []
+            for label, bad in bads:
                 changed = {**copy.copy(values), arg: bad}
                 try:
                     changed = {k: (v if k == arg else _copied(v)) for k, v in changed.items()}

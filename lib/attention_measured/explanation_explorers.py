@@ -2,7 +2,7 @@
 
 Each only draws and describes what :mod:`attention_measured.subjects` and
 :mod:`attention_measured.explanations` compute, and hands the two to
-:mod:`attention_measured.twins`, live or as a static twin.
+:mod:`attention_measured.widgets`, live or as a static twin.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 
 from . import book, explanations, plots, subjects, verdict
-from .twins import Control, explorer
+from .widgets import Control, explorer
 
 RANKINGS = ["attention", "gradient", "attention × gradient", "gradient × input", "leave one out"]
 TWIN_MODELS = [  # one or two from each family; the live widget offers every model

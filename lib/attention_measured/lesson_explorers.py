@@ -2,7 +2,7 @@
 
 Each explorer only draws and describes what :mod:`attention_measured.lesson` computes (its
 ``drop_report``, ``seed_report`` and ``example_report``), and hands the two to
-:mod:`attention_measured.twins`.
+:mod:`attention_measured.widgets`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import lesson, plots
-from .twins import Control, explorer
+from .widgets import Control, explorer
 
 
 @plots.styled

@@ -3,7 +3,7 @@
 Each explorer only draws and describes what its Part III module computes
 (:func:`taxonomy.flavour_report`, :func:`selfattention.head_report`,
 :func:`selfattention.order_report`, :func:`memory.hop_report`), and hands the
-two to :mod:`attention_measured.twins`, live or as a static twin.
+two to :mod:`attention_measured.widgets`, live or as a static twin.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import lesson, memory, plots, selfattention, taxonomy
-from .twins import Control, explorer
+from .widgets import Control, explorer
 
 TWIN_FLAVOUR_SEEDS = [0, 1, 2]
 

@@ -3,7 +3,7 @@ sentence, and every model's accuracy at a chosen length.
 
 Each only draws and describes what :mod:`attention_measured.translation` and
 :mod:`attention_measured.comparison` compute, and hands the two to
-:mod:`attention_measured.twins`, live or as a static twin.
+:mod:`attention_measured.widgets`, live or as a static twin.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 
 from . import book, checks, comparison, plots, translation
-from .twins import Control, explorer
+from .widgets import Control, explorer
 
 ATTENTION_MODELS = ["Bahdanau", "Luong", "Luong, input feeding", "Transformer"]
 CURVE_MODELS = ["fixed context", "Bahdanau", "Luong", "Luong, input feeding", "Transformer"]

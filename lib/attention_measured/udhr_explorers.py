@@ -3,7 +3,7 @@ twins).
 
 Each explorer only draws and describes what :mod:`attention_measured.udhr` and
 :mod:`attention_measured.recall` compute, and hands the two to
-:mod:`attention_measured.twins`.  The heads are trained by :func:`udhr.train`,
+:mod:`attention_measured.widgets`.  The heads are trained by :func:`udhr.train`,
 which remembers them.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import book, checks, plots, recall, udhr
-from .twins import Control, explorer
+from .widgets import Control, explorer
 
 TWIN_UDHR_SEEDS = list(range(6))
 

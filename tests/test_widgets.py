@@ -6,7 +6,7 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
-from attention_measured import plots, twins
+from attention_measured import plots, widgets
 
 
 def tiny_render(a, b):
@@ -23,8 +23,8 @@ def twin_data(html):
 
 
 def test_static_twin_renders_every_combination_in_slider_order():
-    controls = {"a": twins.Control("first", [1, 2, 3], 2), "b": twins.Control("second", [5, 6])}
-    html = twins.static_twin(
+    controls = {"a": widgets.Control("first", [1, 2, 3], 2), "b": widgets.Control("second", [5, 6])}
+    html = widgets.static_twin(
         "tiny", controls, tiny_render, lambda a, b: f"a={a} b={b}", alt="tiny bars"
     ).data
     data = twin_data(html)
@@ -43,46 +43,46 @@ def test_static_twin_frames_are_sized_for_a_phone():
 
     from PIL import Image
 
-    html = twins.static_twin(
+    html = widgets.static_twin(
         "tiny",
-        {"a": twins.Control("a", [1])},
+        {"a": widgets.Control("a", [1])},
         lambda a: tiny_render(a, 2),
         lambda a: "",
         alt="bars",
     ).data
     frame = twin_data(html)["frames"][0].split(",", 1)[1]
     width, height = Image.open(io.BytesIO(base64.b64decode(frame))).size
-    assert width == round(twins.FRAME_WIDTH * twins.FRAME_DPI) and height == twins.FRAME_DPI
+    assert width == round(widgets.FRAME_WIDTH * widgets.FRAME_DPI) and height == widgets.FRAME_DPI
     assert f"max-width:{width}px" in html  # never blown up past its own pixels
 
 
 def test_static_twin_refuses_bad_names_and_defaults():
     with pytest.raises(ValueError, match="twin name"):
-        twins.static_twin("Bad Name", {"a": twins.Control("a", [1])}, tiny_render, str, alt="")
+        widgets.static_twin("Bad Name", {"a": widgets.Control("a", [1])}, tiny_render, str, alt="")
     with pytest.raises(ValueError, match="not among its values"):
-        twins.Control("a", [1, 2], default=3)
+        widgets.Control("a", [1, 2], default=3)
     with pytest.raises(ValueError, match="at least one value"):
-        twins.Control("a", [])
+        widgets.Control("a", [])
 
 
 def test_a_control_declared_once_becomes_the_live_widget_its_values_ask_for():
     import ipywidgets
 
-    names = twins.Control("model", ["dot", "general"], "general").widget()
+    names = widgets.Control("model", ["dot", "general"], "general").widget()
     assert isinstance(names, ipywidgets.Dropdown) and names.options == ("dot", "general")
     assert names.value == "general" and names.description == "model"
-    slider = twins.Control("step", range(12), 11, twin=[0, 11]).widget()
+    slider = widgets.Control("step", range(12), 11, twin=[0, 11]).widget()
     assert isinstance(slider, ipywidgets.IntSlider) and (slider.max, slider.value) == (11, 11)
-    seed = twins.Control("seed", range(2**31), twin=[0, 1]).widget()
+    seed = widgets.Control("seed", range(2**31), twin=[0, 1]).widget()
     assert isinstance(seed, ipywidgets.BoundedIntText) and seed.max == 2**31 - 1
-    listed = twins.Control("seed", [0, 2, 5]).widget()
+    listed = widgets.Control("seed", [0, 2, 5]).widget()
     assert isinstance(listed, ipywidgets.Dropdown) and listed.options == (0, 2, 5)
 
 
 def test_the_static_twin_renders_only_the_twin_values_and_hides_a_fixed_one():
     controls = {
-        "a": twins.Control("first", range(100), 2, twin=[1, 2, 3]),
-        "b": twins.Control("second", [5, 6], twin=[6]),
+        "a": widgets.Control("first", range(100), 2, twin=[1, 2, 3]),
+        "b": widgets.Control("second", [5, 6], twin=[6]),
     }
     seen = []
 
@@ -90,7 +90,7 @@ def test_the_static_twin_renders_only_the_twin_values_and_hides_a_fixed_one():
         seen.append((a, b))
         return f"a={a} b={b}"
 
-    html = twins.static_twin("tiny", controls, tiny_render, describe, alt="bars").data
+    html = widgets.static_twin("tiny", controls, tiny_render, describe, alt="bars").data
     assert seen == [(1, 6), (2, 6), (3, 6)]
     assert twin_data(html)["sizes"] == [3] and html.count('type="range"') == 1
     assert "a=2 b=6" in html.split("twin-numbers")[1]
@@ -98,13 +98,15 @@ def test_the_static_twin_renders_only_the_twin_values_and_hides_a_fixed_one():
 
 def test_controls_and_explorers_refuse_what_cannot_be_drawn():
     with pytest.raises(ValueError, match="twin values of 'a' must be some of its values"):
-        twins.Control("a", range(3), twin=[1, 7])
+        widgets.Control("a", range(3), twin=[1, 7])
     with pytest.raises(ValueError, match="not among its twin values"):
-        twins.Control("a", range(3), 0, twin=[1, 2])
+        widgets.Control("a", range(3), 0, twin=[1, 2])
     with pytest.raises(ValueError, match="give the control the twin values"):
-        twins.static_twin("t", {"a": twins.Control("a", range(2**31))}, tiny_render, str, alt="")
+        huge = {"a": widgets.Control("a", range(2**31))}
+        widgets.static_twin("t", huge, tiny_render, str, alt="")
     with pytest.raises(TypeError, match="static"):
-        twins.explorer("t", {"a": twins.Control("a", [1])}, tiny_render, str, alt="", static="no")
+        one = {"a": widgets.Control("a", [1])}
+        widgets.explorer("t", one, tiny_render, str, alt="", static="no")
 
 
 def test_live_closes_its_own_figures_and_no_other():
@@ -118,7 +120,7 @@ def test_live_closes_its_own_figures_and_no_other():
         drawn.append(fig)
         return fig
 
-    box = twins.live({"a": twins.Control("a", range(4), 1)}, render, lambda a: f"a={a}")
+    box = widgets.live({"a": widgets.Control("a", range(4), 1)}, render, lambda a: f"a={a}")
     slider = box.children[0].children[0]
     assert isinstance(slider, ipywidgets.IntSlider) and (slider.min, slider.max) == (0, 3)
     slider.value = 2  # the reader moves the slider
