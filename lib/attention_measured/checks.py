@@ -7,7 +7,10 @@ and says what it must be.  Wrong kinds raise ``TypeError``; right kinds with wro
 
 from __future__ import annotations
 
+import functools
 import numbers
+import weakref
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -161,3 +164,38 @@ def token_ids(value, name: str, vocabulary: int, shape: tuple) -> np.ndarray:
         wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
         raise ValueError(f"{name} must be token ids shaped {wanted}, got shape {ids.shape}")
     return ids
+
+
+def params(value, name: str, needs) -> Mapping:
+    """``value`` if it is a mapping (a Params) holding an array under every name in ``needs``."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be the model's Params, got {type(value).__name__}")
+    missing = [n for n in needs if n not in value]
+    if missing:
+        shown = ", ".join(map(repr, missing[:4])) + (" …" if len(missing) > 4 else "")
+        raise ValueError(f"{name} lacks {shown}: pass the Params this model's init draws")
+    return value
+
+
+def random_state(value, name: str = "rng") -> np.random.RandomState:
+    """``value`` if it is a numpy RandomState (the book's generators all are)."""
+    if not isinstance(value, np.random.RandomState):
+        raise TypeError(f"{name} must be a numpy RandomState, got {type(value).__name__}")
+    return value
+
+
+_drawn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def model_params(method):
+    """Decorator for a model's method whose argument after ``self`` is its parameters ``p``:
+    refuse, naming p, anything but a mapping holding every array the model's ``init`` draws."""
+
+    @functools.wraps(method)
+    def checked(self, p, *args, **kwargs):
+        if self not in _drawn:
+            _drawn[self] = tuple(self.init(0))
+        params(p, "p", _drawn[self])
+        return method(self, p, *args, **kwargs)
+
+    return checked

@@ -54,6 +54,16 @@ def _check_states(h, s, needs_query: bool, name: str):
     return h, s
 
 
+def _sizes(rng, key_size, query_size, steps) -> tuple[int, int, int]:
+    """The checked arguments of every flavour's ``init``: a RandomState and three sizes."""
+    checks.random_state(rng)
+    return (
+        checks.integer(key_size, "key_size", 1),
+        checks.integer(query_size, "query_size", 0),
+        checks.integer(steps, "steps", 0),
+    )
+
+
 class Flavour:
     """A score function: ``scores(p, h, s) -> (e, cache)`` and ``scores_backward``.
 
@@ -120,6 +130,7 @@ class FeedForward(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         if self.per_position and steps < 1:
             raise ValueError("a per-position bias needs the number of steps")
         return Params(
@@ -161,6 +172,7 @@ class ContextVector(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params(
             {
                 self.key("W"): fan_in_normal(rng, self.units, key_size),
@@ -200,6 +212,7 @@ class Additive(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params(
             {
                 self.key("W"): fan_in_normal(rng, self.units, query_size),
@@ -235,6 +248,7 @@ class Dot(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         if query_size != key_size:
             raise ValueError(
                 f"dot scores need queries and keys of one size, got {query_size} and {key_size}"
@@ -264,6 +278,7 @@ class General(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
     def scores(self, p, h, s):
@@ -297,6 +312,7 @@ class Concat(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params(
             {
                 self.key("W"): fan_in_normal(rng, self.units, query_size + key_size),
@@ -342,6 +358,7 @@ class Location(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         if steps < 1:
             raise ValueError("location scores need the number of steps")
         return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
@@ -383,6 +400,7 @@ class LocalM(Flavour):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return self.inner.init(rng, key_size, query_size, steps)
 
     def scores(self, p, h, s):
@@ -419,6 +437,7 @@ class LocalP(LocalM):
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
+        key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         own = {
             self.key("W"): fan_in_normal(rng, self.units, query_size),
             self.key("v"): fan_in_normal(rng, self.units),

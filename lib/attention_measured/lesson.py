@@ -135,6 +135,9 @@ def majority_baseline(labels: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------- section 2
+NAMES = ("key_weights", "value_weights", "query", "readout", "bias")  # what init_params draws
+
+
 @initialiser
 def init_params(seeds) -> Params:
     """Initial networks, one per seed, drawn from the lesson's stream.
@@ -163,6 +166,7 @@ def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
     (W_Kᵀ q / sqrt(D)) · x_t, and the logit is w · sum_t a_t W_V x_t + b = (W_Vᵀ w) · sum_t a_t
     x_t + b.  Returns (score_direction, readout_direction), each (R..., C).
     """
+    checks.params(params, "params", NAMES)
     score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(
         KEY_SIZE
     )
@@ -275,8 +279,13 @@ def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forwar
     Returns a Params of gradients, shaped like ``params``.  Each line undoes one line of
     :func:`forward` (and of :func:`effective`), last line first.
     """
+    if not isinstance(fwd, Forward):
+        raise TypeError(f"fwd must be the Forward of lesson.forward, got {type(fwd).__name__}")
+    labels = checks.labels(labels)
     score_direction, readout_direction = effective(params)
     x = _step_major(_check_inputs(inputs), score_direction.ndim - 1)  # (C, T, 1..., N)
+    if labels.shape != inputs.shape[:1]:
+        raise ValueError(f"labels must hold one label per sequence, ({len(inputs)},)")
     n = len(labels)
     grad_logit = (probability(fwd.logit) - labels) / n  # (R..., N)
     grad_bias = grad_logit.sum(axis=-1)

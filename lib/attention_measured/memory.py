@@ -149,6 +149,7 @@ class MemoryNetwork:
             W=rng.normal(0, 0.1, (len(PLACES), d)),
         )
 
+    @checks.model_params
     def forward(self, p, memories, questions, used, weights=None, scale=None):
         """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
         for backward.
@@ -175,6 +176,7 @@ class MemoryNetwork:
             hops.append(a)
         return u[-1] @ p["W"].T, np.array(hops), (u, embedded)
 
+    @checks.model_params
     def loss_and_grads(self, p, data: tuple, answers):
         """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its
         gradients.

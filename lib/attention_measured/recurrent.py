@@ -241,6 +241,7 @@ class EncoderDecoder:
     def _check_source(self, source) -> np.ndarray:
         return checks.token_ids(source, "source", self.source_vocabulary, (None, None))
 
+    @checks.model_params
     def encode(self, p, source, scale=None) -> tuple[np.ndarray, np.ndarray, dict]:
         """Annotations h (N, m, D) and the decoder's first state s_0 (N, H) for source ids (N, m).
 
@@ -268,6 +269,7 @@ class EncoderDecoder:
         cache["s0"] = s0
         return h, s0, cache
 
+    @checks.model_params
     def step(
         self, p, h, s_prev, o_prev, words, late: bool = False, keep=None, weights=None
     ) -> Step:
@@ -311,6 +313,7 @@ class EncoderDecoder:
         c = att.context
         return att, c, np.tanh(np.concatenate([c, queries], axis=-1) @ p["combine.weight"].T)
 
+    @checks.model_params
     def forward(self, p, source, target) -> tuple[np.ndarray, list[Step], dict]:
         """Teacher forcing: logits (N, n, V) for target ids (N, n), each step reading the true
         previous word.
@@ -340,12 +343,14 @@ class EncoderDecoder:
         record["features"] = features
         return features @ p["out.weight"].T + p["out.bias"], steps, record
 
+    @checks.model_params
     def weights(self, p, source, target) -> np.ndarray:
         """Attention weights (N, n, m) under teacher forcing: row i is where word i looked."""
         if self.flavour is None:
             raise ValueError("the fixed-context model has no attention weights")
         return self.forward(p, source, target)[2]["weights"]
 
+    @checks.model_params
     def greedy(self, p, source, steps: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """Greedy decoding: each step feeds back its own most likely word.
 
@@ -366,6 +371,7 @@ class EncoderDecoder:
         return np.stack(out, axis=1), (np.stack(weights, axis=1) if weights else None)
 
     # -------------------------------------------------------------- backward
+    @checks.model_params
     def loss_and_grads(self, p, data, rng=None, baseline=None):
         """Mean cross-entropy per target word and its gradients, on one batch.
 

@@ -133,6 +133,7 @@ class HeadsReader:
         )
         return h, queries, out, weights
 
+    @checks.model_params
     def forward(self, p, inputs, keep=None, weights=None, scale=None):
         """(logit (N,), weights (N, H, T)) on inputs (N, T, C).
 
@@ -156,6 +157,7 @@ class HeadsReader:
             a = checks.array(weights, "weights", shape=scores.shape)
         return np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"], a
 
+    @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
         h, queries, out, weights = self._attention(p, inputs)
         logit = out[:, 0] @ p["readout"] + p["bias"]
@@ -342,6 +344,7 @@ class OrderReader:
             p["P"] = rng.normal(0, 1, (self.length, d))
         return p
 
+    @checks.model_params
     def encoding(self, p) -> np.ndarray:
         if self.positions == "learned":
             return p["P"]
@@ -352,6 +355,7 @@ class OrderReader:
     def _check(self, tokens) -> np.ndarray:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
+    @checks.model_params
     def forward(self, p, tokens, use_positions: bool = True):
         """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the
         encoding.
@@ -366,6 +370,7 @@ class OrderReader:
     def _pool(self, z):
         return z.mean(axis=1) if self.pooling == "mean" else z[:, 0]
 
+    @checks.model_params
     def loss_and_grads(self, p, tokens, targets):
         tokens = self._check(tokens)
         h = p["E"][tokens] + self.encoding(p)

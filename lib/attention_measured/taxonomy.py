@@ -211,6 +211,7 @@ class Reader:
             np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
         )
 
+    @checks.model_params
     def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
         """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
         ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
@@ -231,11 +232,13 @@ class Reader:
         weights = checks.array(weights, "weights", shape=inputs.shape[:2])
         return Pass(h, att, np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"])
 
+    @checks.model_params
     def predict(self, p, inputs) -> np.ndarray:
         """P(label 1) for "bce", the value for "mse": (N,)."""
         out = self.forward(p, inputs).output
         return sigmoid(out) if self.loss == "bce" else out
 
+    @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
         fwd = self.forward(p, inputs)
@@ -284,6 +287,7 @@ class Hierarchical:
         p.update(readout=rng.normal(0, 1 / np.sqrt(d), d), bias=np.zeros(()))
         return p
 
+    @checks.model_params
     def forward(self, p, tokens, keep_sentences=None) -> Pass:
         """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document
         level may use.
@@ -309,6 +313,7 @@ class Hierarchical:
         n, s, w = fwd.extra["tokens"].shape
         return fwd.extra["words"].weights.reshape(n, s, w)
 
+    @checks.model_params
     def loss_and_grads(self, p, tokens, labels):
         fwd = self.forward(p, tokens)
         loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
@@ -400,6 +405,7 @@ class Aligner:
     def _check(self, tokens) -> np.ndarray:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
+    @checks.model_params
     def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
         """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is
         taken."""
@@ -418,6 +424,7 @@ class Aligner:
         logits = att.context @ p["out_W"].T + p["out_b"]
         return Pass(h, att, logits, extra)
 
+    @checks.model_params
     def accuracy(self, p, tokens) -> float:
         """Share of output tokens right (the heaviest step for hard attention)."""
         tokens = self._check(tokens)
@@ -467,6 +474,7 @@ class Aligner:
         grads.update(embedding=g_embedding, positions=g_h.sum(axis=0))
         return float(losses.mean()), grads
 
+    @checks.model_params
     def expected_loss_gradient(self, p, tokens) -> np.ndarray:
         """The exact gradient of the expected loss with respect to the scores, for hard
         attention: (N, L, L).

@@ -52,6 +52,8 @@ def fit(
     R) for a model that trains R networks at once. ``targets`` is passed on when given; ``seed``
     seeds the draws of a model with ``draws = True``; ``progress`` shows a tqdm bar.
     """
+    if not callable(getattr(model, "loss_and_grads", None)):
+        raise TypeError(f"model must have a loss_and_grads method, got {type(model).__name__}")
     epochs = checks.integer(epochs, "epochs", 1)
     checks.real(learning_rate, "learning_rate", positive=True)
     seed = checks.seed(seed)

@@ -464,6 +464,7 @@ class Transformer:
             x = x + sinusoidal_positions(start + ids.shape[1], self.width)[start:]
         return x
 
+    @checks.model_params
     def encode(self, p, source, scale=None) -> tuple[np.ndarray, Encoded]:
         """The encoder's output (N, m, E), the memory, and its record (:class:`Encoded`), whose
         ``weights`` are each layer's self-attention weights (N, H, m, m).
@@ -485,6 +486,7 @@ class Transformer:
         memory, norm_back = _final_norm(p, "encoder.norm", x)
         return memory, Encoded(source, backs, norm_back, weights)
 
+    @checks.model_params
     def decode(self, p, memory, previous, memory_mask=None) -> tuple[np.ndarray, list, Decoded]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
         weights of every layer ({"self", "cross"} each), and the record (:class:`Decoded`).
@@ -517,6 +519,7 @@ class Transformer:
     def _previous(self, target) -> np.ndarray:
         return shifted_right(target, self.bos)
 
+    @checks.model_params
     def forward(self, p, source, target):
         """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n)."""
         memory, enc = self.encode(p, source)
@@ -524,12 +527,14 @@ class Transformer:
         logits, weights, dec = self.decode(p, memory, self._previous(target))
         return logits, weights, (enc, dec)
 
+    @checks.model_params
     def weights(self, p, source, target) -> np.ndarray:
         """The last decoder layer's cross-attention under teacher forcing, averaged over heads:
         (N, n, m), row i being where word i looked."""
         return self.forward(p, source, target)[1][-1]["cross"].mean(axis=1)
 
     # -------------------------------------------------------------- backward
+    @checks.model_params
     def loss_and_grads(self, p, data, rng=None, baseline=None):
         """Mean cross-entropy per target word and its gradients, on one batch: ``data`` is a
         (source, target) pair, or {length: Corpus} from which ``rng`` draws the batch."""
@@ -561,6 +566,7 @@ class Transformer:
         return float(losses.mean()), grads
 
     # -------------------------------------------------------------- greedy decoding
+    @checks.model_params
     def greedy(self, p, source, steps: int | None = None, cache: bool = True):
         """Greedy decoding: (ids (N, steps), cross-attention (N, steps, m)) as in
         :meth:`weights`.

@@ -172,9 +172,13 @@ def check_sentences(sentences) -> list[list[str]]:
 
 
 # --------------------------------------------------------------- section 2
+NAMES = ("E", "W_Q", "W_K", "W_V", "W_O")  # every head's arrays; a query kind may add one
+
+
 def query_kind(params: Params) -> str:
     """Which kind of query a head's parameters belong to: "mask", "position" or "token" (section
     4)."""
+    checks.params(params, "params", NAMES)
     if "mask_embedding" in params:
         return "mask"
     return "position" if "positions" in params else "token"
@@ -356,6 +360,7 @@ def read(params: Params, queries, inputs, keep=None, weights=None) -> tuple[np.n
     :func:`forward` computes the same for a whole batch, its three projections joined into one
     product for speed; a test holds the two equal.  Part V explains the head through this.
     """
+    checks.params(params, "params", NAMES)
     queries = checks.array(queries, "queries", ndim=3)
     inputs = checks.array(inputs, "inputs", ndim=3)
     if queries.shape[-1] != WIDTH or inputs.shape[-1] != WIDTH or len(queries) != len(inputs):
