@@ -78,7 +78,7 @@ def test_sentence_report_matches_the_udhr_library():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: recall.sentence_report(16), "sentence"),
+        (lambda: recall.sentence_report(16), "index"),
         (lambda: recall.sentence_report(0, query="words"), "query must be one of"),
         (lambda: udhr.train(-1), "seed"),
     ],

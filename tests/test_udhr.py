@@ -110,9 +110,9 @@ def test_head_params_takes_a_training_result_or_params():
     params = udhr.init_params(0)
     result = training.Trained(udhr.Head(), params, np.ones(1))
     assert udhr.head_params(result) is params and udhr.head_params(params) is params
-    with pytest.raises(TypeError, match="expected a trained head"):
+    with pytest.raises(TypeError, match="model must be a trained head"):
         udhr.head_params(training.Trained("another model", params, np.ones(1)))
-    with pytest.raises(TypeError, match="expected a trained head"):
+    with pytest.raises(TypeError, match="model must be a trained head"):
         udhr.head_params({"E": params.E})
     with pytest.raises(TypeError, match="batch must be a Batch"):
         udhr.forward(params, SMALL)

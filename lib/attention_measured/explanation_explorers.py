@@ -12,7 +12,7 @@ import textwrap
 
 import numpy as np
 
-from . import book, explanations, plots, subjects, verdict
+from . import book, checks, explanations, plots, subjects, verdict
 from .widgets import Control, explorer
 
 RANKINGS = ["attention", "gradient", "attention × gradient", "gradient × input", "leave one out"]
@@ -34,7 +34,7 @@ LIVE_EXAMPLES = 100  # the live widget's examples of each model
 
 def first_seed(model: str) -> int:
     """The seed a model is explored at: its first (Part I's is the lesson's run 1)."""
-    return subjects.MODELS[model][2][0]
+    return subjects.MODELS[checks.choice(model, "model", subjects.MODELS)][2][0]
 
 
 @functools.lru_cache(maxsize=32)

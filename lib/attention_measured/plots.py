@@ -16,6 +16,8 @@ import functools
 import matplotlib.pyplot as plt
 import numpy as np
 
+from . import checks
+
 INK = "#222222"
 GRID = "#dddddd"
 MARKER = "#CC79A7"  # the marked step (reddish purple, distinct from both runs)
@@ -93,6 +95,11 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = COLUMN, height: float 
     shrunk to the column, and its text with it, below a readable size.  Put
     panels below one another instead (``nrows``).
     """
+    ncols, nrows = checks.integer(ncols, "ncols", 1), checks.integer(nrows, "nrows", 1)
+    width, height = (
+        checks.real(width, "width", positive=True),
+        checks.real(height, "height", positive=True),
+    )
     if width > COLUMN + 1e-9:
         raise ValueError(f"width {width} is wider than the column ({COLUMN} in): stack the panels")
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)

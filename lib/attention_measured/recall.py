@@ -388,7 +388,7 @@ def sentence_report(index: int, seed: int = 0, query: str = "token") -> dict:
     (n,) key index per query, and effect (n,): how far p_true moves when that heaviest key is
     dropped and the rest renormalised.
     """
-    tokens = SENTENCES[checks.index(index, "sentence", len(SENTENCES))]
+    tokens = SENTENCES[checks.index(index, "index", len(SENTENCES))]
     run = train(checks.seed(seed), query=check_query(query))
     weights = attention_weights(run, tokens)
     probs = predict(run, tokens)

@@ -29,8 +29,7 @@ def test_sentence(length: int, index: int = 0) -> tuple[str, ...]:
     test = translation.book_data()[1]
     length = _checked_length(length)
     corpus = test[length]
-    if not 0 <= index < len(corpus.source):
-        raise ValueError(f"index must be from 0 to {len(corpus.source) - 1}, got {index}")
+    index = checks.index(index, "index", len(corpus.source))
     return tuple(translation.SOURCE_WORDS[i] for i in corpus.source[index])
 
 

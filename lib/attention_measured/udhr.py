@@ -505,7 +505,9 @@ def head_params(model) -> Params:
         return model.params
     if isinstance(model, Params):
         return model
-    raise TypeError(f"expected a trained head (from train) or Params, got {type(model).__name__}")
+    raise TypeError(
+        f"model must be a trained head (from train) or its Params, got {type(model).__name__}"
+    )
 
 
 def attention_weights(model, tokens=DISPLAY) -> np.ndarray:

@@ -75,7 +75,7 @@ def _sentence_line(sentence: int, tokens) -> str:
 
 def robust_sentence_summary(index: int, seed: int = 0) -> str:
     """The part of the sentence explorer that survives a change of machine (Part II, section 4)."""
-    tokens = udhr.SENTENCES[checks.index(index, "sentence", len(udhr.SENTENCES))]
+    tokens = udhr.SENTENCES[checks.index(index, "index", len(udhr.SENTENCES))]
     run = udhr.train(seed)
     return (
         _sentence_line(index, tokens) + f"\n({len(tokens)} tokens)\n"
