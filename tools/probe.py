@@ -242,7 +242,9 @@ def probe(calls) -> dict:
                 finally:
                     signal.alarm(0)
                     plt.close("all")
-                outcome = _outcome(error, arg, label)
+                # a checker names the argument it is told to check, not its own parameter
+                named = values.get("name", arg) if key.startswith("checks.") else arg
+                outcome = _outcome(error, str(named), label)
                 counts[outcome] += 1
                 if outcome != "clear":
                     message = "" if error is None else f"{type(error).__name__}: {error}"[:160]

@@ -177,6 +177,13 @@ def params(value, name: str, needs) -> Mapping:
     return value
 
 
+def function(value, name: str):
+    """``value`` if it can be called (a model's predict, a render function)."""
+    if not callable(value):
+        raise TypeError(f"{name} must be a function, got {type(value).__name__}")
+    return value
+
+
 def random_state(value, name: str = "rng") -> np.random.RandomState:
     """``value`` if it is a numpy RandomState (the book's generators all are)."""
     if not isinstance(value, np.random.RandomState):

@@ -121,6 +121,7 @@ def comprehensiveness(predict, importance, k: int) -> np.ndarray:
     boolean ``keep`` (N, T) of the steps it may read.  Large: the top steps carried the
     decision.
     """
+    predict = checks.function(predict, "predict")
     importance = _importance(importance, "importance")
     top = _top_k_mask(importance, _check_k(k, importance))
     full = np.ones(importance.shape, dtype=bool)
@@ -132,6 +133,7 @@ def sufficiency(predict, importance, k: int) -> np.ndarray:
 
     Small (or negative): the top steps suffice for the decision.
     """
+    predict = checks.function(predict, "predict")
     importance = _importance(importance, "importance")
     top = _top_k_mask(importance, _check_k(k, importance))
     full = np.ones(importance.shape, dtype=bool)
@@ -234,6 +236,7 @@ def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.
 
     predict(weights (N, T)) returns the output, (N,) or (N, K); see :func:`output_change`.
     """
+    predict = checks.function(predict, "predict")
     weights = _weights(weights)
     draws = checks.integer(draws, "draws", 1)
     rng = np.random.RandomState(checks.seed(seed))
@@ -257,6 +260,7 @@ def heaviest_flips(predict, weights, seed: int = 0) -> tuple[float, float]:
     """(share of decisions flipped by zeroing each row's heaviest weight, share flipped by
     zeroing a random other step), the rest renormalised (Serrano & Smith 2019).  The decision
     is the most probable class."""
+    predict = checks.function(predict, "predict")
     weights = _weights(weights)
     if weights.shape[1] < 2:
         raise ValueError("zeroing a weight needs at least two steps")
@@ -275,6 +279,7 @@ def removed_to_flip(predict, weights, ranking) -> np.ndarray:
     """The share of steps zeroed, most important first by ``ranking`` (N, T), before the
     decision flips (Serrano & Smith 2019): (N,).  1.0 where it never flips before the last
     step would have to go."""
+    predict = checks.function(predict, "predict")
     weights = _weights(weights)
     ranking = _importance(ranking, "ranking")
     if ranking.shape != weights.shape:
@@ -299,6 +304,7 @@ def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, n
     trained weights pushed towards each step; the best start that keeps the output within
     epsilon wins.  ``predict`` is called on one row at a time, shaped (1, T).
     """
+    predict = checks.function(predict, "predict")
     weights = _weights(weights)
     epsilon = checks.real(epsilon, "epsilon", positive=True)
     found = np.array([_adversarial_row(predict, row, epsilon) for row in weights])

@@ -370,7 +370,7 @@ def train(
 ) -> Trained:
     """One network trained on the training split of ``data_seed``: a Trained whose params are
     unstacked and whose curve is (epochs,)."""
-    train_set = split(make_sequences(seed=data_seed))[0]
+    train_set = split(make_sequences(seed=rng.check_seed(data_seed, "data_seed")))[0]
     network, params, curve = train_runs([seed], train_set, epochs, learning_rate)
     return Trained(network, params.select(0), curve[:, 0])
 
@@ -458,7 +458,7 @@ def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
     agreement, effect_of_heaviest (floats, unrounded) and heavy_count, heavy_inert_count (ints),
     all on the held-out set (the last 180 sequences) except train_accuracy.
     """
-    train_set, _, heldout = split(make_sequences(seed=data_seed))
+    train_set, _, heldout = split(make_sequences(seed=rng.check_seed(data_seed, "data_seed")))
     params = train_runs(init_seeds, train_set).params
     return {
         "baseline": majority_baseline(heldout.labels),
@@ -473,7 +473,7 @@ def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
     agreement.
     """
     seeds = _check_seeds(init_seeds)
-    train_set, _, heldout = split(make_sequences(seed=data_seed))
+    train_set, _, heldout = split(make_sequences(seed=rng.check_seed(data_seed, "data_seed")))
     params = train_runs(seeds, train_set).params
     return {
         "seeds": np.array(seeds),
