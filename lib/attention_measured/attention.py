@@ -98,6 +98,9 @@ def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = 
     weights, grad_weights: (..., m), the softmax taken over ``axis``.  Returns w_i * (g_i -
     sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.
     """
+    weights = checks.array(weights, "weights", copy=False)
+    grad_weights = checks.array(grad_weights, "grad_weights", shape=weights.shape, copy=False)
+    axis = checks.integer(axis, "axis", -max(weights.ndim, 1), max(weights.ndim - 1, 0))
     inner = np.einsum(
         "...j,...j->...", np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
     )

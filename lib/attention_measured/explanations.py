@@ -209,10 +209,11 @@ def _weights(weights) -> np.ndarray:
     return weights
 
 
-def distribution(output) -> np.ndarray:
+def distribution(output, name: str = "output") -> np.ndarray:
     """A model's output as class probabilities (N, K): (N,) probabilities of label 1 become
-    two columns, (1 − p, p); (N, K) rows are returned as they are."""
-    output = checks.array(output, "output")
+    two columns, (1 − p, p); (N, K) rows are returned as they are.  ``name`` is the argument's
+    name in a refusal."""
+    output = checks.array(output, name)
     if output.ndim == 1:
         return np.stack([1.0 - output, output], axis=1)
     if output.ndim != 2:
@@ -223,7 +224,10 @@ def distribution(output) -> np.ndarray:
 def output_change(first, second) -> np.ndarray:
     """The total variation distance between two outputs, per example: (N,), from 0 to 1.  For a
     binary output it is |Δp|; Jain & Wallace (2019) use it for several classes."""
-    return 0.5 * np.abs(distribution(first) - distribution(second)).sum(axis=1)
+    first, second = distribution(first, "first"), distribution(second, "second")
+    if first.shape != second.shape:
+        raise ValueError(f"first {first.shape} and second {second.shape} must be one shape")
+    return 0.5 * np.abs(first - second).sum(axis=1)
 
 
 def _decisions(output) -> np.ndarray:

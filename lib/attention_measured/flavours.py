@@ -518,6 +518,9 @@ def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
     mask: boolean, broadcastable to (N, n, m), True where a step may be attended to (the book's
     convention, and torch's SDPA's).
     """
+    if not isinstance(flavour, Flavour):
+        raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
+    checks.params(p, "p", ())
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
     scores, score_cache = flavour.scores(p, h, s)
     weights, weight_cache = flavour.weigh(p, scores, s, mask)
@@ -529,7 +532,13 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
 
     Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
     """
-    h = np.asarray(h, dtype=float)
+    if not isinstance(flavour, Flavour):
+        raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
+    if not isinstance(att, Attention):
+        raise TypeError(f"att must be the Attention of attend, got {type(att).__name__}")
+    checks.params(p, "p", ())
+    grad_context = checks.array(grad_context, "grad_context", shape=att.context.shape, copy=False)
+    h = checks.array(h, "h", ndim=3, copy=False)
     grad_weights = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
     grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
@@ -571,5 +580,17 @@ def reinforce_scores_gradient(
     of each draw minus a baseline.  Averaged over draws, it equals the exact gradient of the
     expected loss; one draw is noisy.
     """
-    onehot = np.arange(weights.shape[-1]) == np.asarray(chosen)[..., None]
-    return np.asarray(advantage)[..., None] * (onehot - weights)
+    weights = checks.array(weights, "weights", copy=False)
+    if weights.ndim < 1:
+        raise ValueError("weights must have an axis of steps, (..., m)")
+    chosen = checks.integers(chosen, "chosen", 0, weights.shape[-1] - 1)
+    advantage = checks.array(advantage, "advantage", copy=False)
+    try:
+        np.broadcast_shapes(chosen.shape, advantage.shape, weights.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"chosen {chosen.shape} and advantage {advantage.shape} must match the weights' "
+            f"leading axes {weights.shape[:-1]}"
+        ) from None
+    onehot = np.arange(weights.shape[-1]) == chosen[..., None]
+    return advantage[..., None] * (onehot - weights)

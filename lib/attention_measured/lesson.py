@@ -176,6 +176,8 @@ def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
 
 def keys_and_values(params: Params, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """keys_t = W_K x_t and values_t = W_V x_t: two arrays (R..., N, T, D) (section 2)."""
+    checks.params(params, "params", NAMES)
+    inputs = _check_inputs(inputs)
     keys = np.einsum("...dc,ntc->...ntd", params.key_weights, inputs)
     values = np.einsum("...dc,ntc->...ntd", params.value_weights, inputs)
     return keys, values

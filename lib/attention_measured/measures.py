@@ -65,7 +65,8 @@ def agreement(weights, removal_effects) -> np.ndarray:
     ``weights`` and ``removal_effects`` have one shape, the steps last and the examples before
     them; the share is taken over the examples.
     """
-    weights, removal_effects = np.asarray(weights), np.asarray(removal_effects)
+    weights = checks.array(weights, "weights")
+    removal_effects = checks.array(removal_effects, "removal_effects")
     if weights.shape != removal_effects.shape or weights.ndim < 2:
         raise ValueError(
             f"weights {weights.shape} and removal effects {removal_effects.shape} must have one "

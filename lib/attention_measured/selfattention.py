@@ -42,6 +42,12 @@ def scaling_at_init(
     size of the softmax's gradient, ‖∂a/∂e‖ (Frobenius norm of the Jacobian), each unscaled and
     scaled.  Returns arrays of shape (len(sizes),).
     """
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"sizes must be a list of widths d, got {sizes!r}")
+    sizes = [checks.integer(d, "sizes", 1) for d in sizes]
+    if not sizes:
+        raise ValueError("sizes must name at least one width d")
+    steps, trials = checks.integer(steps, "steps", 1), checks.integer(trials, "trials", 1)
     rng = np.random.RandomState(checks.seed(seed))
     out = {
         k: []

@@ -668,7 +668,9 @@ def _initial(rng, name: str, shape: tuple, E: int, F: int) -> np.ndarray:
 def layer_shapes(names, width: int, feed_forward: int) -> dict[str, tuple]:
     """The shape of each state-dict name of a layer of width E and feed-forward width F
     (Part IV): e.g. ``self_attn.in_proj_weight`` (3E, E), ``linear1.weight`` (F, E)."""
-    E, F = width, feed_forward
+    E, F = checks.integer(width, "width", 1), checks.integer(feed_forward, "feed_forward", 1)
+    if isinstance(names, (str, bytes)) or not names:
+        raise ValueError("names must be a layer's state-dict names, such as ENCODER_NAMES")
     by_suffix = {
         "in_proj_weight": (3 * E, E),
         "in_proj_bias": (3 * E,),

@@ -303,7 +303,10 @@ def shifted_right(target, first: int) -> np.ndarray:
     """Teacher forcing's inputs (Part IV, section 2): each target row (N, n) moved one place
     right, ``first`` (the start-of-sentence id) in front and the last word dropped, so that
     position i reads the true words before word i."""
-    target = np.asarray(target)
+    target = checks.integers(target, "target", 0)
+    if target.ndim != 2:
+        raise ValueError(f"target must be token ids (N, n), got shape {target.shape}")
+    first = checks.integer(first, "first", 0)
     return np.concatenate([np.full((len(target), 1), first), target[:, :-1]], axis=1)
 
 

@@ -386,6 +386,11 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     :func:`forward` upwards: each line undoes one forward line. Padding positions receive
     exactly zero gradient.
     """
+    query_kind(params)  # checks the parameters
+    if not isinstance(batch, Batch):
+        raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
+    if not isinstance(fwd, Forward):
+        raise TypeError(f"fwd must be the Forward of udhr.forward, got {type(fwd).__name__}")
     B, L = batch.ids.shape
     # probs = softmax(scores), loss = -sum log probs[target]  ->  d loss / d scores = probs - onehot
     g_scores = fwd.probs.copy()  # (N, V)
