@@ -14,6 +14,19 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def _numbers(value, name: str) -> np.ndarray:
+    """``value`` as an array of numbers with an example axis, kept in its own kind (token ids
+    stay integers): no strings, no booleans, no NaN."""
+    out = np.asarray(value)
+    if out.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of numbers, got dtype {out.dtype}")
+    if out.ndim < 1:
+        raise ValueError(f"{name} must have an example axis, got a single number")
+    if out.dtype.kind == "f" and not np.isfinite(out).all():
+        raise ValueError(f"{name} must hold finite numbers (no NaN or infinity)")
+    return out
+
+
 @dataclass(frozen=True)
 class Dataset:
     """inputs (N, T, C) or (N, T); targets (N,); marked (N, k) steps. Indexing keeps the example
@@ -25,6 +38,8 @@ class Dataset:
     marked: np.ndarray
 
     def __post_init__(self):
+        for name in ("inputs", "targets", "marked"):
+            object.__setattr__(self, name, _numbers(getattr(self, name), name))
         n = len(self.targets)
         if len(self.inputs) != n or len(self.marked) != n:
             raise ValueError(

@@ -68,6 +68,10 @@ class Control:
     twin: Sequence | None = None
 
     def __post_init__(self):
+        if not isinstance(self.label, str):
+            raise TypeError(f"label must be text, got {type(self.label).__name__}")
+        if isinstance(self.values, (str, bytes)) or not hasattr(self.values, "__iter__"):
+            raise TypeError(f"values of {self.label!r} must be a list or a range")
         if not isinstance(self.values, range):
             self.values = list(self.values)
         if not self.values:
@@ -154,8 +158,13 @@ def static_twin(
     """
     from IPython.display import HTML
 
-    if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", name):
         raise ValueError(f"twin name must be lowercase letters, digits and hyphens, got {name!r}")
+    _check_parts(controls, render, describe)
+    if not isinstance(alt, str):
+        raise TypeError(f"alt must be the text that describes the figure, got {type(alt).__name__}")
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or not 50 <= dpi <= 600:
+        raise ValueError(f"dpi must be a whole number of dots per inch from 50 to 600, got {dpi!r}")
     keys = list(controls)
     shown = {k: controls[k].shown for k in keys}
     frames, texts = [], []
@@ -204,12 +213,27 @@ def static_twin(
 </div>""")
 
 
+def _check_parts(controls, render, describe) -> None:
+    """Refuse, naming it, a widget part of the wrong kind."""
+    if not isinstance(controls, dict) or not controls:
+        raise TypeError("controls must be a dict of at least one Control, by argument name")
+    for key, control in controls.items():
+        if not isinstance(control, Control):
+            raise TypeError(f"controls[{key!r}] must be a Control, got {type(control).__name__}")
+    for name, function in (("render", render), ("describe", describe)):
+        if not callable(function):
+            raise TypeError(
+                f"{name} must be a function of the choices, got {type(function).__name__}"
+            )
+
+
 def live(controls: dict[str, Control], render: Callable, describe: Callable):
     """ipywidgets controls driving ``render`` and ``describe`` with a running kernel, each made
     from its :class:`Control` by :meth:`Control.widget`.
 
     Each change draws a new figure and closes only that one, never the reader's own.
     """
+    _check_parts(controls, render, describe)
     import ipywidgets as widgets
     from IPython.display import display
 
