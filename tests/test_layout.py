@@ -91,8 +91,8 @@ def test_imports_go_down_the_layers_only(module):
         elif module in EXPLORERS:
             allowed = CORE + PARTS + ["plots", "widgets", "book"]
             assert imported in allowed, f"{module} imports {imported}"
-        elif module == "diagrams":  # pictures of the mechanisms, in the figure style
-            assert imported in ("plots", "attention"), f"{module} imports {imported}"
+        elif module == "diagrams":  # pictures of the mechanisms, in the figure style, checked
+            assert imported in ("plots", "attention", "checks"), f"{module} imports {imported}"
         else:
             assert imported in CORE and imported not in ("training", "optim"), (
                 f"{module} should not need {imported}"

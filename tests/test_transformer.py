@@ -41,7 +41,7 @@ def test_layer_norm_backward_matches_finite_differences():
 @pytest.mark.parametrize(
     "params, x, message",
     [
-        ({"weight": np.ones(4)}, np.ones((2, 4)), "missing 'bias'"),
+        ({"weight": np.ones(4)}, np.ones((2, 4)), "params lacks 'bias'"),
         ({"weight": np.ones(3), "bias": np.zeros(4)}, np.ones((2, 4)), "must be"),
         ({"weight": np.ones(4), "bias": np.zeros(4)}, np.ones((2, 5)), "must be"),
     ],

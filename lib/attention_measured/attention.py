@@ -164,6 +164,11 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     forward line, in reverse order.
     """
     q, k, v = _check_qkv(q, k, v)
+    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    weights = checks.array(weights, "weights", shape=shape, copy=False)
+    grad_output = checks.array(grad_output, "grad_output", copy=False)
+    if grad_output.shape[-2:] != (q.shape[-2], v.shape[-1]):
+        raise ValueError("grad_output must be (..., n, dv), the output's shape")
     scale = 1.0 / np.sqrt(q.shape[-1])
     grad_v = np.swapaxes(weights, -1, -2) @ grad_output  # output = weights v
     grad_weights = grad_output @ np.swapaxes(v, -1, -2)
@@ -316,6 +321,8 @@ def multi_head_attention_backward(
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
+    weights = checks.array(weights, "weights", copy=False)
+    grad_output = checks.array(grad_output, "grad_output", copy=False)
     queries = checks.array(queries, "queries", copy=False)
     keys = checks.array(keys, "keys", copy=False)
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)

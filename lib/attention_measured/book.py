@@ -80,7 +80,13 @@ def table(header, rows, digits=4) -> None:
     right-aligned; each is as wide as its longest entry. ``digits``: the decimals of every float,
     or one per column. Refuses a table wider than :data:`WIDTH` characters, which would scroll.
     """
+    if isinstance(header, (str, bytes)) or not hasattr(header, "__iter__"):
+        raise TypeError("header must be a list of column titles")
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise TypeError("rows must be a list of rows, each a list of entries")
     header = [str(title) for title in header]
+    if any(isinstance(row, (str, bytes)) or not hasattr(row, "__iter__") for row in rows):
+        raise TypeError("rows must be a list of rows, each a list of entries")
     rows = [list(row) for row in rows]
     if not header or not rows:
         raise ValueError("a table needs a header and at least one row")
@@ -89,7 +95,12 @@ def table(header, rows, digits=4) -> None:
             raise ValueError(f"row {i} has {len(row)} entries for {len(header)} columns")
     if isinstance(digits, numbers.Integral) and not isinstance(digits, bool):
         digits = [int(digits)] * len(header)
+    if isinstance(digits, (str, bytes)) or not hasattr(digits, "__iter__"):
+        raise TypeError(f"digits must be a whole number or one per column, got {digits!r}")
     digits = list(digits)
+    for d in digits:
+        if d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0):
+            raise ValueError(f"digits must be whole numbers of at least 0 (or None), got {d!r}")
     if len(digits) != len(header):
         raise ValueError(f"digits has {len(digits)} entries for {len(header)} columns")
     text = [[_cell(value, digits[j]) for j, value in enumerate(row)] for row in rows]

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from . import plots
+from . import checks, plots
 from .attention import sinusoidal_positions
 
 QUERY = plots.RUNS[1]  # orange: what asks
@@ -469,6 +469,8 @@ def transformer_layers():
 def tiled_scores(steps: int = 8, block: int = 2):
     """Plain attention holds every score of an n × n matrix; tiled attention one block of keys
     at a time, with a running maximum, sum and output per query."""
+    steps = checks.integer(steps, "steps", 1, 16)
+    block = checks.integer(block, "block", 1, steps)
     fig, ax = _canvas(2.6)
     cell = 0.26
     for panel, left in enumerate((0.25, 2.9)):

@@ -414,7 +414,11 @@ class Subject:
     }
 
     def __init__(self, name: str, weights, logits, truth=None, layers=None, cannot=None):
-        self.name, self._logits = str(name), logits
+        if not isinstance(name, str):
+            raise TypeError(f"name must be text, got {type(name).__name__}")
+        self.name, self._logits = name, checks.function(logits, "logits")
+        if cannot is not None and not isinstance(cannot, dict):
+            raise TypeError(f"cannot must be a dict of {{what: why}}, got {type(cannot).__name__}")
         self.weights = _weights(weights)
         self.cannot = dict(cannot or {})
         unknown = set(self.cannot) - {"truth", "replace", "layers"}

@@ -73,6 +73,10 @@ def nudged(arrays: dict, k: int) -> dict:
     """``arrays`` (a Params or a dict of arrays), each multiplied by (1 + 1e-12 · z), z standard
     normal drawn in the arrays' order from ``numpy.random.default_rng(k)``; same type, new
     arrays.  Zeros (biases) stay zero."""
+    if not isinstance(arrays, dict):
+        raise TypeError(f"arrays must be a Params or a dict of arrays, got {type(arrays).__name__}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive whole number, the nudge, got {k!r}")
     draws = np.random.default_rng(k)
     out = type(arrays)()
     for name, value in arrays.items():

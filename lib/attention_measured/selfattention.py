@@ -224,6 +224,8 @@ def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
 
     The per-head values are arrays of shape (H,) (section 6).
     """
+    if not isinstance(model, HeadsReader) or not isinstance(data, Dataset):
+        raise TypeError("heads_measures takes a HeadsReader, its params and a Dataset")
     logit, weights = model.forward(p, data.inputs)
     effects = measures.effects(*head_removal_effects(model, p, data.inputs))  # (N, H, T)
     marker = data.marked[:, 0]

@@ -575,6 +575,10 @@ def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
 def measure(model: Reader, p, data: Dataset) -> dict[str, float]:
     """Part I's measures on one held-out set: accuracy, weight on the marker, hit rate,
     agreement."""
+    if not isinstance(model, Reader):
+        raise TypeError(f"model must be a trained Reader, got {type(model).__name__}")
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
     fwd = model.forward(p, data.inputs)
     weights = fwd.attention.weights[:, 0]  # (N, T)
     marker = data.marked[:, 0]

@@ -91,6 +91,8 @@ def trained(
 
     Remembered: the same call returns a fresh copy of the same result.
     """
+    if not callable(getattr(model, "init", None)):
+        raise TypeError(f"model must have an init method, got {type(model).__name__}")
     params = model.init(checks.seed(seed))
     curve = fit(model, params, data, targets, epochs, learning_rate, optimiser=optimiser)
     return Trained(model, params, curve)

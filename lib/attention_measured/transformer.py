@@ -34,9 +34,7 @@ EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
 
 def _check_norm(params, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    for name in ("weight", "bias"):
-        if name not in params:
-            raise ValueError(f"layer-norm parameters need 'weight' and 'bias'; missing {name!r}")
+    checks.params(params, "params", ("weight", "bias"))
     weight, bias = (checks.array(params[name], name, copy=False) for name in ("weight", "bias"))
     x = checks.array(x, "x", copy=False)
     if x.ndim < 1 or weight.shape != (x.shape[-1],) or bias.shape != (x.shape[-1],):
@@ -60,6 +58,7 @@ def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
     params: ``weight`` and ``bias``, each (D,).  x: (..., D).  Returns (..., D).
     """
     weight, bias, x = _check_norm(params, x)
+    eps = checks.real(eps, "eps", positive=True)
     return _normalised(x, eps)[0] * weight + bias
 
 
@@ -190,9 +189,7 @@ DECODER_NAMES = ENCODER_NAMES + _attention_names("multihead_attn.") + ("norm3.we
 
 
 def _check_layer(params, names, x, heads, memory=None):
-    missing = [name for name in names if name not in params]
-    if missing:
-        raise ValueError(f"the layer's parameters lack {missing} (torch's state-dict names)")
+    checks.params(params, "params", names)  # torch's state-dict names
     p = {name: checks.array(params[name], name, copy=False) for name in names}
     x = checks.array(x, "x")
     E = p["self_attn.out_proj.weight"].shape[0]
@@ -342,7 +339,7 @@ def decoder_layer(
     attention weights {"self", "cross"}, each (N, heads, n, ·).
     """
     y, weights, _ = _decoder_pass(params, x, memory, heads, causal, mask, memory_mask, norm_first)
-    return (y, weights) if return_weights else y
+    return (y, weights) if checks.flag(return_weights, "return_weights") else y
 
 
 def decoder_layer_backward(
