@@ -194,7 +194,7 @@ def test_sweep_matches_single_runs():
         (lambda: lesson.sweep([]), ValueError, "non-empty"),
         (lambda: lesson.sweep(5), ValueError, "non-empty"),
         (lambda: lesson.summary(init_seeds=("a",)), TypeError, "init_seeds must be an integer"),
-        (lambda: lesson.make_sequences(seed=-3), ValueError, "data seed"),
+        (lambda: lesson.make_sequences(seed=-3), ValueError, "seed must be an integer between 0"),
         (lambda: lesson.make_sequences(1.5), TypeError, "n must be an integer"),
         (lambda: lesson.check_step(12), ValueError, "step must be an integer between 0 and 11"),
         (lambda: lesson.check_step(-1), ValueError, "between 0 and 11"),
@@ -217,7 +217,7 @@ def test_no_sequences_at_all_asks_for_at_least_one():
 
 @pytest.mark.parametrize("index", [180, -1])
 def test_an_example_outside_the_held_out_set_is_refused(index):
-    with pytest.raises(ValueError, match="example must be an integer between 0 and 179"):
+    with pytest.raises(ValueError, match="example_index must be an integer between 0 and 179"):
         lesson.drop_report(index, 0)
 
 

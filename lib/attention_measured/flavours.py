@@ -39,7 +39,7 @@ from .attention import softmax, softmax_backward
 from .params import Params, fan_in_normal, initialiser
 
 
-def _check_states(h, s, needs_query: bool, name: str):
+def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
     h = checks.array(h, "h", copy=False)
     if h.ndim != 3:
         raise ValueError(f"hidden states must have shape (N, m, D), got {h.shape}")
@@ -51,6 +51,8 @@ def _check_states(h, s, needs_query: bool, name: str):
             raise ValueError(
                 f"queries must have shape (N, n, S) with N = {h.shape[0]}, got {s.shape}"
             )
+    if flavour is not None:
+        checks.params(p, "p", flavour.names)
     return h, s
 
 
@@ -80,8 +82,16 @@ class Flavour:
     def key(self, name: str) -> str:
         return self.prefix + name
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names of the arrays this flavour draws (its scores read them from ``p``)."""
+        if "_names" not in self.__dict__:
+            self._names = tuple(self.init(np.random.RandomState(0), 1, 1, 1))
+        return self._names
+
     @initialiser
     def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> Params:
+        _sizes(rng, key_size, query_size, steps)
         return Params({})
 
     def scores(self, p, h, s):
@@ -109,7 +119,7 @@ class MeanPooling(Flavour):
     name = "mean pooling"
 
     def scores(self, p, h, s):
-        h, _ = _check_states(h, s, False, self.name)
+        h, _ = _check_states(h, s, False, self.name, self, p)
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
     def scores_backward(self, p, h, s, cache, grad_scores):
@@ -141,7 +151,7 @@ class FeedForward(Flavour):
         )
 
     def scores(self, p, h, s):
-        h, _ = _check_states(h, s, False, self.name)
+        h, _ = _check_states(h, s, False, self.name, self, p)
         b = p[self.key("b")]
         if self.per_position and np.shape(b) != (h.shape[1],):
             raise ValueError(
@@ -182,7 +192,7 @@ class ContextVector(Flavour):
         )
 
     def scores(self, p, h, s):
-        h, _ = _check_states(h, s, False, self.name)
+        h, _ = _check_states(h, s, False, self.name, self, p)
         u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
         return (u @ p[self.key("u")])[:, None, :], u
 
@@ -222,7 +232,7 @@ class Additive(Flavour):
         )
 
     def scores(self, p, h, s):
-        h, s = _check_states(h, s, True, self.name)
+        h, s = _check_states(h, s, True, self.name, self, p)
         hidden = np.tanh(
             (s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :]
         )
@@ -256,7 +266,7 @@ class Dot(Flavour):
         return Params({})
 
     def scores(self, p, h, s):
-        h, s = _check_states(h, s, True, self.name)
+        h, s = _check_states(h, s, True, self.name, self, p)
         if s.shape[-1] != h.shape[-1]:
             raise ValueError(
                 f"dot scores need queries and keys of one size, got {s.shape[-1]} and {h.shape[-1]}"
@@ -282,7 +292,7 @@ class General(Flavour):
         return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
     def scores(self, p, h, s):
-        h, s = _check_states(h, s, True, self.name)
+        h, s = _check_states(h, s, True, self.name, self, p)
         projected = h @ p[self.key("W")].T  # (N, m, S)
         return s @ np.swapaxes(projected, 1, 2), projected
 
@@ -321,7 +331,7 @@ class Concat(Flavour):
         )
 
     def scores(self, p, h, s):
-        h, s = _check_states(h, s, True, self.name)
+        h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
             raise ValueError(
                 f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has "
@@ -364,7 +374,7 @@ class Location(Flavour):
         return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
 
     def scores(self, p, h, s):
-        h, s = _check_states(h, s, True, self.name)
+        h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[0] != h.shape[1]:
             raise ValueError(
                 f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has "
@@ -494,11 +504,7 @@ FLAVOURS = {
 
 def make(name: str) -> Flavour:
     """A fresh flavour by name; see :data:`FLAVOURS` for the names."""
-    if name not in FLAVOURS:
-        raise ValueError(
-            f"unknown flavour {name!r}; choose one of {', '.join(map(repr, FLAVOURS))}"
-        )
-    return FLAVOURS[name]()
+    return FLAVOURS[checks.choice(name, "name", FLAVOURS)]()
 
 
 # ------------------------------------------------------------------ the three stages

@@ -104,7 +104,7 @@ def make_sequences(n: int = N_SEQUENCES, seed: int = DATA_SEED) -> Sequences:
     with N = n.
     """
     n = checks.integer(n, "n", 1)
-    seed = rng.check_seed(seed, "data seed")
+    seed = rng.check_seed(seed, "seed")
     u = rng.draws(range(seed, seed + n), 35)
     triples = u[:, 1:34].reshape(n, STEPS - 1, 3)
     raw = (triples[..., 0] + triples[..., 1] + triples[..., 2] - 1.5) * READING_SPREAD
@@ -118,7 +118,7 @@ def make_sequences(n: int = N_SEQUENCES, seed: int = DATA_SEED) -> Sequences:
 def split(data: Sequences) -> tuple[Sequences, Sequences, Sequences]:
     """The 360 / 180 / 180 split: training, set aside, held-out (the last 180)."""
     if not isinstance(data, Sequences):
-        raise TypeError(f"split takes the Sequences of make_sequences, got {type(data).__name__}")
+        raise TypeError(f"data must be the Sequences of make_sequences, got {type(data).__name__}")
     if len(data) != sum(SPLIT):
         raise ValueError(f"expected {sum(SPLIT)} sequences to split, got {len(data)}")
     a, b = SPLIT[0], SPLIT[0] + SPLIT[1]
@@ -380,6 +380,7 @@ def train(
 # --------------------------------------------------------------- sections 3-4
 def accuracy(params: Params, data: Sequences) -> np.ndarray:
     """Share of sequences whose logit has the label's sign: (R...,)."""
+    _checked_sequences(data, "data")
     logit = forward(params, data.inputs).logit
     return np.mean((logit > 0) == (data.labels == 1), axis=-1)
 
@@ -390,6 +391,7 @@ def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarr
 
     Returns two arrays of shape (R...,) (section 3).
     """
+    _checked_sequences(data, "data")
     weights = forward(params, data.inputs).weights
     on_marker = np.take_along_axis(
         weights, np.broadcast_to(data.markers[:, None], weights.shape[:-1] + (1,)), -1
@@ -421,6 +423,7 @@ def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
     whose heaviest weight exceeds 0.5; heavy_inert_count: of those, the ones where removing it
     moves p by < 0.05.
     """
+    _checked_sequences(data, "data")
     weights = forward(params, data.inputs).weights
     effects = measures.effects(*removal_effects(params, data.inputs))
     heaviest = weights.argmax(axis=-1)
@@ -435,8 +438,17 @@ def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
 
 
 # --------------------------------------------------------------- the lesson's numbers
+def _checked_sequences(data, name: str) -> Sequences:
+    if not isinstance(data, Sequences):
+        raise TypeError(
+            f"{name} must be Part I's Sequences (lesson.split), got {type(data).__name__}"
+        )
+    return data
+
+
 def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> list[dict]:
     """The lesson's eight numbers for each run of a 1-d stack."""
+    _checked_sequences(train_set, "train_set"), _checked_sequences(heldout, "heldout")
     weight, hit = marker_weight(params, heldout)
     cause = causality(params, heldout)
     columns = {
@@ -505,7 +517,7 @@ def drop_report(example_index: int, step: int) -> dict:
     Returns {"weights": (2, T), "without": (2, T), "p": (2,), "p_without": (2,), "marker": int}.
     """
     step = check_step(step)
-    chosen = example(example_index)
+    chosen = example(checks.index(example_index, "example_index", EXAMPLES))
     runs = lesson_runs()[1]
     keep = np.arange(STEPS) != step
     before, after = (forward(runs, chosen.inputs, k) for k in (None, keep))
@@ -528,7 +540,7 @@ def seed_report(seed: int, example_index: int = 0) -> dict:
     """
     params = train(rng.check_seed(seed)).params
     heldout = lesson_runs()[0]
-    chosen = example(example_index)
+    chosen = example(checks.index(example_index, "example_index", EXAMPLES))
     weight, hit = marker_weight(params, heldout)
     return {
         "seed": int(seed),
@@ -543,7 +555,7 @@ def seed_report(seed: int, example_index: int = 0) -> dict:
 
 def example_report(example_index: int) -> dict:
     """Readings, both runs' weights, removal effects and p for one held-out example (section 3)."""
-    chosen = example(example_index)
+    chosen = example(checks.index(example_index, "example_index", EXAMPLES))
     runs = lesson_runs()[1]
     p, p_without = removal_effects(runs, chosen.inputs)
     return {

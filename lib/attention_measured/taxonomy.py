@@ -55,7 +55,9 @@ def _flavour(flavour) -> Flavour:
 # ------------------------------------------------------------------ tasks
 def lesson_data(data_seed: int = lesson.DATA_SEED) -> tuple[lesson.Sequences, lesson.Sequences]:
     """Part I's 360 training and 180 held-out sequences, as (train, heldout) (sections 1 and 4)."""
-    train, _, heldout = lesson.split(lesson.make_sequences(seed=data_seed))
+    train, _, heldout = lesson.split(
+        lesson.make_sequences(seed=checks.seed(data_seed, "data_seed", 2**64))
+    )
     return train, heldout
 
 

@@ -94,7 +94,7 @@ QUERIES = ("token", "mask", "position")
 def tokenize(sentence: str) -> list[str]:
     """The runs of letters in ``sentence``, lowercased (section 1); punctuation and case vanish."""
     if not isinstance(sentence, str):
-        raise TypeError(f"tokenize expects a string, got {type(sentence).__name__}")
+        raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
     return re.findall(r"[a-z]+", sentence.lower())
 
 
@@ -500,6 +500,7 @@ class Head:
         return f"Head(query={self.query!r}, {len(self.sentences)} sentences)"
 
     def loss_and_grads(self, params: Params, batch: Batch) -> tuple[float, Params]:
+        query_kind(params)  # checks the parameters
         loss, grads = loss_and_gradients(params, batch)
         return loss / batch.n_predicted, Params({name: g / len(batch) for name, g in grads.items()})
 
