@@ -61,7 +61,7 @@ def test_decoding_stops_at_the_end_of_sentence():
         (lambda: T.translate("the fox a dog sees"), "verb"),
         (lambda: T.translate("the fox sees a dog the"), "'and' or the end"),
         (lambda: T.translate("red fox sees a dog"), "noun phrase"),
-        (lambda: T.encode_source("the fox <s>"), "unknown source tokens"),
+        (lambda: T.encode_source("the fox <s>"), "words holds unknown tokens"),
         (lambda: T.corpus(3, (4, 9)), "lengths"),
         (lambda: T.corpus(3, (9, 6)), "low to high"),
     ],

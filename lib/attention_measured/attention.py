@@ -61,6 +61,7 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     equally among those.
     """
     scores = checks.array(scores, "scores", finite=False, copy=False)  # -inf: a masked step
+    axis = checks.integer(axis, "axis")
     if scores.ndim == 0:
         raise ValueError(
             "scores must have at least one axis, the steps to weigh; got a single number"
@@ -117,6 +118,8 @@ def drop_each_step(scores: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     rather than dividing by 1 - w_t, which loses precision when w_t is close to one.
     """
     scores = checks.array(scores, "scores", finite=False, copy=False)
+    if scores.ndim < 1:
+        raise ValueError("scores must have an axis of steps, (..., m)")
     m = scores.shape[-1]
     keep = ~np.eye(m, dtype=bool)
     if mask is not None:

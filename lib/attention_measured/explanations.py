@@ -584,7 +584,7 @@ def scorecard(subjects, seed: int = 0) -> dict:
     """
     subjects = [subjects] if isinstance(subjects, Subject) else list(subjects)
     if not subjects or not all(isinstance(s, Subject) for s in subjects):
-        raise ValueError("scorecard needs a Subject or a non-empty list of them")
+        raise ValueError("subjects must be a Subject or a non-empty list of them")
     rng = np.random.RandomState(checks.seed(seed))
     pooled: dict[str, list] = {}
     cannot: dict[str, str] = {}

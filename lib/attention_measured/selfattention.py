@@ -93,6 +93,7 @@ def two_patterns(n: int = 720, seed: int = 0, level_spread: float = LEVEL_SPREAD
     readings.  One weighted average of linear values cannot give "marker minus mean"; two can.
     """
     n = checks.integer(n, "n", 1)
+    level_spread = checks.real(level_spread, "level_spread", 0.0)
     rng = np.random.RandomState(checks.seed(seed))
     level = level_spread * (rng.random_sample((n, 1)) - 0.5)
     readings = level + lesson.READING_SPREAD * (
@@ -190,6 +191,9 @@ def head_parts(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray, n
     """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
     share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h · readout_h + b.
     """
+    if not isinstance(model, HeadsReader):
+        raise TypeError(f"model must be a HeadsReader, got {type(model).__name__}")
+    checks.params(p, "p", ("E", "u", "W_q", "W_k", "W_v", "W_o", "readout", "bias"))
     h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
     H, d = model.heads, model.size
     dh = d // H
@@ -224,8 +228,10 @@ def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
 
     The per-head values are arrays of shape (H,) (section 6).
     """
-    if not isinstance(model, HeadsReader) or not isinstance(data, Dataset):
-        raise TypeError("heads_measures takes a HeadsReader, its params and a Dataset")
+    if not isinstance(model, HeadsReader):
+        raise TypeError(f"model must be a HeadsReader, got {type(model).__name__}")
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
     logit, weights = model.forward(p, data.inputs)
     effects = measures.effects(*head_removal_effects(model, p, data.inputs))  # (N, H, T)
     marker = data.marked[:, 0]

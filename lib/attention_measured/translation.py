@@ -195,10 +195,12 @@ class Corpus(NamedTuple):
 
 def encode_source(words) -> np.ndarray:
     """Source token ids (m,) for words (or a string); unknown words are refused."""
+    if not isinstance(words, str) and not hasattr(words, "__iter__"):
+        raise TypeError(f"words must be a sentence or a list of words, got {type(words).__name__}")
     words = words.split() if isinstance(words, str) else list(words)
-    unknown = sorted({w for w in words if w not in SOURCE_IDS or w in SPECIALS})
+    unknown = sorted({str(w) for w in words if w not in SOURCE_IDS or w in SPECIALS})
     if unknown:
-        raise ValueError(f"unknown source tokens {unknown}; the vocabulary is SOURCE_WORDS")
+        raise ValueError(f"words holds unknown tokens {unknown}; the vocabulary is SOURCE_WORDS")
     return np.array([SOURCE_IDS[w] for w in words])
 
 
@@ -251,6 +253,8 @@ def corpus(per_length: int, lengths=TRAIN_LENGTHS, seed: int = DATA_SEED) -> dic
     wanted and not yet drawn, so no sentence appears twice.  Returns {length: Corpus}.
     """
     per_length = checks.integer(per_length, "per_length", 1)
+    if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__len__") or len(lengths) != 2:
+        raise TypeError(f"lengths must be a pair (shortest, longest), got {lengths!r}")
     low, high = (checks.integer(x, "lengths", SHORTEST, LONGEST) for x in lengths)
     if low > high:
         raise ValueError(f"lengths must run from low to high, got {lengths}")
