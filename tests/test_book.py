@@ -40,7 +40,7 @@ def test_a_table_aligns_its_columns_and_formats_each_kind(capsys):
     "header, rows, digits, message",
     [
         (["a", "b"], [[1]], 4, "row 0 has 1 entries for 2 columns"),
-        (["a"], [], 4, "needs a header and at least one row"),
+        (["a"], [], 4, "needs a header and rows"),
         (["a", "b"], [[1, 2]], [1], "digits has 1 entries for 2 columns"),
         (["a", "x" * 90], [[1, 2]], 4, "the table is 93 characters wide; 80 fit"),
         (["a"], [[object()]], 4, "a table entry must be a number"),

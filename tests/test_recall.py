@@ -152,7 +152,7 @@ def test_the_swap_is_refused_for_queries_that_never_read_their_token():
         udhr.forward(params, batch, batch.ids[:, :2])
     with pytest.raises(ValueError, match="query_ids must hold integers between 0 and 97"):
         udhr.forward(params, batch, batch.ids + 200)
-    with pytest.raises(ValueError, match="remembers its own"):
+    with pytest.raises(ValueError, match="remembers its sentences"):
         recall.swapped_top1(params)
 
 

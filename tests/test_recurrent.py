@@ -58,7 +58,7 @@ def test_gru_cell_backward_matches_finite_differences():
         (lambda p, x, h: (dict(p, weight_hh=p["weight_hh"][:-1]), x, h), "weight_hh"),
         (lambda p, x, h: (dict(p, weight_ih=p["weight_ih"][:, :-1]), x, h), "x must be"),
         (lambda p, x, h: (dict(p, bias_ih=p["bias_ih"][:-1]), x, h), "bias_ih"),
-        (lambda p, x, h: ({k: v for k, v in p.items() if k != "bias_hh"}, x, h), "missing"),
+        (lambda p, x, h: ({k: v for k, v in p.items() if k != "bias_hh"}, x, h), "params lacks"),
         (lambda p, x, h: (p, x, h[:-1]), "h must be"),
         (lambda p, x, h: (p, x[0], h), "x must be"),
     ],

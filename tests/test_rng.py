@@ -27,13 +27,13 @@ def test_draws_lie_in_the_unit_interval():
 
 @pytest.mark.parametrize("bad", [1.5, "7", None, True])
 def test_seeds_of_the_wrong_kind_are_refused(bad):
-    with pytest.raises(TypeError, match="seed must be an integer"):
+    with pytest.raises(TypeError, match="seeds? must be an integer"):
         rng.draws(bad, 3)
 
 
 @pytest.mark.parametrize("bad", [-1, 2**64])
 def test_seeds_out_of_range_are_refused(bad):
-    with pytest.raises(ValueError, match="seed must be an integer between 0 and"):
+    with pytest.raises(ValueError, match="seeds? must be an integer between 0 and"):
         rng.draws(bad, 3)
 
 

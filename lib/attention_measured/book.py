@@ -89,7 +89,7 @@ def table(header, rows, digits=4) -> None:
         raise TypeError("rows must be a list of rows, each a list of entries")
     rows = [list(row) for row in rows]
     if not header or not rows:
-        raise ValueError("a table needs a header and at least one row")
+        raise ValueError("a table needs a header and rows: at least one of each")
     for i, row in enumerate(rows):
         if len(row) != len(header):
             raise ValueError(f"row {i} has {len(row)} entries for {len(header)} columns")

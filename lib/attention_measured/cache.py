@@ -128,6 +128,8 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
     """
     if function is None:
         return functools.partial(remembered, ignore=ignore)
+    if not callable(function):
+        raise TypeError(f"function must be a function to remember, got {type(function).__name__}")
     signature = inspect.signature(function)
     name = f"{function.__module__}.{function.__qualname__}"
     module = function.__module__.rsplit(".", 1)[-1]

@@ -284,6 +284,7 @@ def additive_and_multiplicative():
 @plots.styled
 def several_heads(heads: int = 2):
     """The columns of W_Q, W_K and W_V split into heads; each head attends on its own; W_O mixes."""
+    heads = checks.integer(heads, "heads", 1, 4)
     fig, ax = _canvas(0.3 + 1.1 * heads)
     colours = [plots.RUNS[0], plots.RUNS[1], plots.AFTER, plots.MARKER]
     middle = (0.3 + 1.1 * heads) / 2

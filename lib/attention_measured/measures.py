@@ -29,7 +29,11 @@ def removal_effects(output, shape) -> tuple[np.ndarray, np.ndarray]:
     ``shape``) is True, and its own output when ``keep`` is None.  p_without[n, ..., t] is the
     output when step t alone is dropped (from that one set) and the rest renormalised.
     """
-    shape = tuple(int(n) for n in shape)
+    if not callable(output):
+        raise TypeError(f"output must be the model's output as a function of keep, got {output!r}")
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"shape must be the weights' shape (N, ..., T), got {shape!r}")
+    shape = tuple(checks.integer(n, "shape", 1) for n in shape)
     if len(shape) < 2:
         raise ValueError(f"shape must be (N, ..., T), the weights' shape; got {shape}")
     p = np.asarray(output(None), dtype=float)

@@ -118,6 +118,8 @@ def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(memories (N, M, V), questions (N, V), used (N, M) boolean); story sentences fill the
     first slots.
     """
+    if not isinstance(data, Stories):
+        raise TypeError(f"data must be Stories (memory.stories), got {type(data).__name__}")
     memories = np.zeros((len(data), SLOTS, len(WORDS)))
     used = np.zeros((len(data), SLOTS), dtype=bool)
     for i, sentences in enumerate(data.sentences):

@@ -76,7 +76,8 @@ def _scored_batch(model, sentences) -> Batch:
     if sentences is None:
         if not isinstance(model, Trained):
             raise ValueError(
-                "give the sentences to score, or a trained head (from train) that remembers its own"
+                "model must be a trained head (from train), which remembers its sentences, or "
+                "the sentences to score must be given"
             )
         sentences = model.model.sentences
     return make_batch(check_sentences(sentences))

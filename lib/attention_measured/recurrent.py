@@ -35,9 +35,7 @@ GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 def _check_gru(params, x, h) -> tuple[np.ndarray, ...]:
     """The four arrays, x and h as floats, with shapes checked against each other."""
-    missing = [name for name in GRU_NAMES if name not in params]
-    if missing:
-        raise ValueError(f"GRU parameters need {', '.join(GRU_NAMES)}; missing {missing}")
+    checks.params(params, "params", GRU_NAMES)
     W_ih, W_hh, b_ih, b_hh = (checks.array(params[name], name, copy=False) for name in GRU_NAMES)
     x, h = checks.array(x, "x", copy=False), checks.array(h, "h", copy=False)
     if W_hh.ndim != 2 or W_hh.shape[0] != 3 * W_hh.shape[1]:

@@ -46,7 +46,7 @@ def draws(seeds, count: int) -> np.ndarray:
     """
     single = np.ndim(seeds) == 0
     seed_list = [seeds] if single else list(seeds)
-    seed_list = [check_seed(s) for s in seed_list]
+    seed_list = [check_seed(s, "seeds") for s in seed_list]
     count = checks.integer(count, "count", 0)
     state = hash32(np.array(seed_list, dtype=np.uint64))
     out = np.empty((len(seed_list), int(count)))

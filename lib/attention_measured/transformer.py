@@ -68,6 +68,7 @@ def layer_norm_backward(params, x, grad_output, eps: float = EPS) -> tuple[dict,
     grad_output: (..., D), the gradient of the loss with respect to the output.
     """
     weight, _, x = _check_norm(params, x)
+    eps = checks.real(eps, "eps", positive=True)
     grad_output = checks.array(grad_output, "grad_output", copy=False)
     if grad_output.shape != x.shape:
         raise ValueError(f"grad_output must be shaped like x {x.shape}, got {grad_output.shape}")

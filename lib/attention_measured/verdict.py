@@ -86,9 +86,11 @@ def write(path=FILE, processes: int = 2) -> Path:
 
 def stored(path=FILE) -> dict:
     """The stored sweep, as :func:`sweep` returns it (seeds as ints)."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a file's path, got {type(path).__name__}")
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no stored verdict at {path}: run verdict.write() to make it")
+    if not path.is_file():
+        raise FileNotFoundError(f"no stored verdict at path {path}: run verdict.write() to make it")
     raw = json.loads(path.read_text())
     for entry in raw.values():
         entry["cards"] = {int(seed): c for seed, c in entry["cards"].items()}

@@ -75,7 +75,7 @@ class Control:
         if not isinstance(self.values, range):
             self.values = list(self.values)
         if not self.values:
-            raise ValueError(f"control {self.label!r} needs at least one value")
+            raise ValueError(f"values of control {self.label!r} must hold at least one value")
         if self.twin is not None:
             self.twin = list(self.twin)
         if self.default is None:
