@@ -227,3 +227,17 @@ def test_sample_steps_follows_the_weights():
     draws = flavours.sample_steps(np.broadcast_to(weights, (20000, 4)), rng)
     np.testing.assert_allclose(np.bincount(draws, minlength=4) / 20000, weights, atol=0.01)
     assert np.all(draws != 1)
+
+
+def test_checking_the_parameters_leaves_the_cache_key_unchanged():
+    # a model's pickle keys the remembered trainings: checking p must not add to it
+    import pickle
+
+    from attention_measured import taxonomy
+
+    reader = taxonomy.Reader(flavours.make("general"))
+    before = pickle.dumps(reader)
+    reader.forward(reader.init(0), np.zeros((2, 12, 2)))
+    assert reader.flavour.names and pickle.dumps(reader) == before
+    with pytest.raises(ValueError, match="p lacks 'gen_W'"):
+        reader.flavour.scores({}, np.zeros((2, 12, 3)), np.zeros((2, 1, 3)))

@@ -32,6 +32,8 @@ Models built from them (:class:`Reader`, :class:`Hierarchical`,
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import checks
@@ -66,6 +68,9 @@ def _sizes(rng, key_size, query_size, steps) -> tuple[int, int, int]:
     )
 
 
+_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 class Flavour:
     """A score function: ``scores(p, h, s) -> (e, cache)`` and ``scores_backward``.
 
@@ -85,9 +90,10 @@ class Flavour:
     @property
     def names(self) -> tuple[str, ...]:
         """The names of the arrays this flavour draws (its scores read them from ``p``)."""
-        if "_names" not in self.__dict__:
-            self._names = tuple(self.init(np.random.RandomState(0), 1, 1, 1))
-        return self._names
+        # kept beside the flavour, not on it: a flavour's pickle keys the cache of its trainings
+        if self not in _NAMES:
+            _NAMES[self] = tuple(self.init(np.random.RandomState(0), 1, 1, 1))
+        return _NAMES[self]
 
     @initialiser
     def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> Params:
