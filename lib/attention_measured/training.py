@@ -13,6 +13,7 @@ book returns a :class:`Trained`: (model, params, curve).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -68,18 +69,24 @@ def fit(
         iterations = tqdm(iterations, desc="training", unit="step", leave=False)
     curve = None
     for t in iterations:
-        if draws:
-            loss, grads = model.loss_and_grads(params, data, rng=rng, baseline=baseline)
-            baseline = loss if baseline is None else 0.9 * baseline + 0.1 * loss
-        elif targets is None:
-            loss, grads = model.loss_and_grads(params, data)
-        else:
-            loss, grads = model.loss_and_grads(params, data, targets)
+        # the first step checks every argument on its way; the rest run trusted (checks.trusted)
+        with checks.trusted() if t else contextlib.nullcontext():
+            loss, grads, baseline = _step(model, params, data, targets, draws, rng, baseline)
         if curve is None:
             curve = np.empty((epochs,) + np.shape(loss))
         curve[t] = loss
         step.step(grads)
     return curve
+
+
+def _step(model, params, data, targets, draws, rng, baseline):
+    """One loss and its gradients, with the REINFORCE baseline updated for a drawing model."""
+    if draws:
+        loss, grads = model.loss_and_grads(params, data, rng=rng, baseline=baseline)
+        return loss, grads, loss if baseline is None else 0.9 * baseline + 0.1 * loss
+    if targets is None:
+        return (*model.loss_and_grads(params, data), baseline)
+    return (*model.loss_and_grads(params, data, targets), baseline)
 
 
 @remembered
