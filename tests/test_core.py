@@ -374,3 +374,27 @@ def test_an_optimiser_refuses_a_gradient_it_would_write_nan_with():
         with pytest.raises(ValueError, match="grads has no gradient for 'w'"):
             step.step(Params(v=np.array([0.5, 0.5])))
         assert params.w.tolist() == [1.0, 2.0]  # nothing was written
+
+
+def test_fit_checks_its_first_step_and_trusts_the_rest():
+    # inside checks.trusted a float array is not scanned again; outside, a NaN is refused
+    with checks.trusted():
+        assert np.isnan(checks.array(np.array([np.nan]), "x")[0])
+    with pytest.raises(ValueError, match="x must hold finite"):
+        checks.array(np.array([np.nan]), "x")
+    seen = []
+
+    class Recorder:
+        def init(self, seed):
+            return Params(w=np.array([1.0]))
+
+        def loss_and_grads(self, params, data):
+            try:  # a NaN is refused only when the step is checked
+                checks.array(np.array([np.nan]), "probe")
+                seen.append("trusted")
+            except ValueError:
+                seen.append("checked")
+            return float(params.w[0] ** 2), Params(w=2 * params.w)
+
+    training.fit(Recorder(), Recorder().init(0), None, epochs=3, learning_rate=0.1)
+    assert seen == ["checked", "trusted", "trusted"]
