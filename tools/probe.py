@@ -281,11 +281,21 @@ def _valid(candidates):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    import os
+    import tempfile
+
     sys.setprofile(None)
     if _recorder is None:
         return
-    report = probe(_recorder.calls)
-    path = Path(session.config.getoption("--probe-report"))
+    path = Path(session.config.getoption("--probe-report")).resolve()
+    here = os.getcwd()
+    # a bad call that writes files (a path made of a string) writes them here, not in the checkout
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        try:
+            report = probe(_recorder.calls)
+        finally:
+            os.chdir(here)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, default=str))
     total = sum(report["counts"].values())
