@@ -346,3 +346,25 @@ def test_tiled_attention_holds_block_sized_scores_only():
 def test_tiled_attention_refuses_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call(random((4, 3), 10))
+
+
+def test_multi_head_attention_names_the_argument_of_the_wrong_shape():
+    rng = np.random.RandomState(0)
+    x, W = rng.normal(size=(2, 3, 4)), [rng.normal(size=(4, 4)) for _ in range(4)]
+    out, weights = attention.multi_head_attention(x, x, *W, 2)
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        attention.multi_head_attention(x, x, *W, 2, mask="causal")
+    for args, name in (
+        ((x[0], x), "queries"),  # the queries lack the batch axis the weights have
+        ((x, x[..., :3]), "keys"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            attention.multi_head_attention_backward(*args, *W, 2, weights, out)
+    with pytest.raises(ValueError, match="grad_output"):
+        attention.multi_head_attention_backward(x, x, *W, 2, weights, out[None])
+    q = k = v = x
+    weights = attention.scaled_dot_product_attention(q, k, v)[1]
+    with pytest.raises(ValueError, match="q .* and k"):
+        attention.scaled_dot_product_attention_backward(q[None], k, v, weights, out)
+    with pytest.raises(ValueError, match="grad_output"):
+        attention.scaled_dot_product_attention_backward(q, k, v, weights, out[None])

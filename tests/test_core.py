@@ -365,6 +365,85 @@ def test_the_worst_bad_inputs_are_refused_naming_the_argument(call, error, messa
         call()
 
 
+def _import(name):
+    import importlib
+
+    return importlib.import_module(f"attention_measured.{name}")
+
+
+class _Quadratic:
+    """A model with nothing to check of its own: fit's checks are the only ones it meets."""
+
+    def loss_and_grads(self, params, data, targets):
+        return float(np.sum(params.w**2)), Params(w=2 * params.w)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: losses.sigmoid([0.0, np.nan]), ValueError, "logit must hold finite"),
+        (lambda: losses.sigmoid("1"), TypeError, "logit must be an array"),
+        (lambda: Params(w=np.zeros((3, 2))).select(-1), ValueError, "index must be an integer"),
+        (lambda: Params(w=np.zeros((3, 2))).select(True), TypeError, "index must be an integer"),
+        (lambda: Params(w=np.zeros((3, 2))).select([0, 5]), ValueError, "index must hold"),
+        (lambda: _import("blas").one_thread("f"), TypeError, "function must be a function"),
+        (lambda: _import("plots").styled(None), TypeError, "function must be a function"),
+        (lambda: _import("cache").remembered(ignore="progress"), TypeError, "ignore must be"),
+        (lambda: _import("cache").remembered(len, ignore=("x",)), ValueError, "ignore names"),
+        (lambda: _import("cache").dependencies("lessons"), ValueError, "module must name"),
+        (lambda: checks.seed(3, below="10"), TypeError, "below must be an integer"),
+        (lambda: checks.seeds([]), ValueError, "seeds must be a non-empty"),
+        (lambda: checks.seeds("01"), ValueError, "seeds must be a non-empty"),
+        (lambda: attention.padding_mask([], 3), ValueError, "lengths must be a non-empty"),
+        (
+            lambda: training.fit(_Quadratic(), Params(w=np.ones(2)), "data"),
+            TypeError,
+            "data must be",
+        ),
+        (
+            lambda: training.fit(_Quadratic(), Params(w=np.ones(2)), None, [True, False]),
+            TypeError,
+            "targets must be numbers",
+        ),
+        (
+            lambda: training.fit(_Quadratic(), Params(w=np.ones(2)), None, [0.0, np.nan]),
+            ValueError,
+            "targets must be finite",
+        ),
+        (
+            lambda: losses.binary_cross_entropy_and_gradient(np.zeros((1, 3)), [0, 1, 0]),
+            ValueError,
+            "logit must have 1 axes",
+        ),
+        (
+            lambda: losses.binary_cross_entropy_and_gradient(np.zeros(3), [0, 1]),
+            ValueError,
+            "labels must hold one label per logit",
+        ),
+        (
+            lambda: measures.agreement(np.full((2, 3), 1 / 3), np.zeros(3)),
+            ValueError,
+            "removal_effects",
+        ),
+    ],
+)
+def test_what_the_probe_found_silent_or_unnamed_is_refused(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_an_ignored_flag_is_checked_even_when_the_result_is_remembered():
+    from attention_measured import cache
+
+    @cache.remembered(ignore=("progress",))
+    def doubled(x, progress=False):
+        return 2 * x
+
+    assert doubled(2) == 4
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        doubled(2, progress="yes")
+
+
 def test_an_optimiser_refuses_a_gradient_it_would_write_nan_with():
     for optimiser in (optim.Adam, optim.GradientDescent):
         params = Params(w=np.array([1.0, 2.0]))

@@ -93,3 +93,17 @@ def test_each_hop_label_sits_beside_its_own_arc():
             assert min(gaps) < 0.35, f"hop {k} floats {min(gaps):.2f} in from its arc"
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: diagrams.fixed_context("the red fox"), TypeError, "words must be a list"),
+        (lambda: diagrams.fixed_context([]), ValueError, "words must hold 2 to 8"),
+        (lambda: diagrams.self_attention_head(None), TypeError, "tokens must be a list"),
+        (lambda: diagrams.self_attention_head(["a", 2]), TypeError, "tokens must hold words"),
+    ],
+)
+def test_diagrams_refuse_words_they_cannot_draw(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -261,3 +261,29 @@ def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
     assert "no one step known" in blind["cannot"]["first: attention"]  # no truth given
     with pytest.raises(ValueError, match="Subject"):
         X.scorecard([])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: additive_subject().output(keep=np.ones((2, 3))), TypeError, "keep must be"),
+        (lambda: additive_subject().output(keep=np.ones((1, 2, 3), bool)), ValueError, "keep"),
+        (lambda: additive_subject().output(weights=np.ones((1, 2, 3))), ValueError, "weights"),
+        (lambda: additive_subject().output(scale="2"), TypeError, "scale must be"),
+        (lambda: additive_subject().predict(None), TypeError, "weights must be"),
+        (lambda: X.attention_flow(np.full((1, 2, 2), 0.5), "query"), TypeError, "query"),
+        (
+            lambda: X.frozen_weights_accuracy(
+                np.full((2, 2), 0.5), np.zeros((2, 2, 1)), [0, 1], "held out"
+            ),
+            TypeError,
+            "heldout must be",
+        ),
+        (lambda: X.output_change(np.zeros((1, 1, 3)), np.zeros(3)), ValueError, "first must"),
+        (lambda: X.output_change(np.zeros(3), np.zeros((1, 1, 3))), ValueError, "second must"),
+        (lambda: X.scorecard(None), TypeError, "subjects must be"),
+    ],
+)
+def test_a_subject_and_the_measures_refuse_what_they_cannot_read(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -241,3 +241,20 @@ def test_checking_the_parameters_leaves_the_cache_key_unchanged():
     assert reader.flavour.names and pickle.dumps(reader) == before
     with pytest.raises(ValueError, match="p lacks 'gen_W'"):
         reader.flavour.scores({}, np.zeros((2, 12, 3)), np.zeros((2, 1, 3)))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: flavours.Additive(prefix=3), TypeError, "prefix must be text"),
+        (lambda: flavours.General(prefix="my prefix"), ValueError, "prefix must hold letters"),
+        (
+            lambda: flavours.attend(flavours.make("mean pooling"), {}, np.zeros((1, 3, 2)), "s"),
+            TypeError,
+            "s must be an array",
+        ),
+    ],
+)
+def test_a_prefix_and_unused_queries_are_checked(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -135,12 +135,13 @@ def test_greedy_decoding_feeds_back_its_own_words():
 
 
 def test_training_lowers_the_loss_on_a_drawn_batch():
-    from attention_measured import training
+    from attention_measured import training, translation
 
     model = small_model("Bahdanau", batch=8)
     rng = np.random.RandomState(0)
     source = rng.randint(3, 9, (40, 4))
-    data = {4: type("C", (), {"source": source, "target": np.c_[source[:, ::-1] - 1, [2] * 40]})}
+    target = np.c_[source[:, ::-1] - 1, [2] * 40]
+    data = {4: translation.Corpus(source, target, np.tile(np.arange(4)[::-1], (40, 1)))}
     params = model.init(0)
     curve = training.fit(model, params, data, epochs=60, learning_rate=0.05)
     assert curve[-10:].mean() < 0.6 * curve[:10].mean()

@@ -169,7 +169,7 @@ def test_removal_effects_need_a_trained_reader_as_a_pair():
     model = taxonomy.Reader("dot")
     p = model.init(0)
     inputs = np.zeros((2, 12, 2))
-    with pytest.raises(TypeError, match="needs a trained Reader"):
+    with pytest.raises(TypeError, match="model must be a trained Reader"):
         taxonomy.removal_effects((taxonomy.Aligner("dot"), p), inputs)
     with pytest.raises(ValueError, match="inputs must have shape"):
         taxonomy.removal_effects((model, p), np.zeros((2, 12, 3)))
@@ -253,3 +253,33 @@ def test_a_reader_takes_part_fives_changes():
     )
     with pytest.raises(TypeError, match="keep must be boolean"):
         run.model.forward(run.params, x, keep=np.ones(x.shape[:2]))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: taxonomy.Reader("multiplicative"), ValueError, "flavour must be one of"),
+        (lambda: taxonomy.Aligner("nearest"), ValueError, "flavour must be one of"),
+        (
+            lambda: taxonomy.gradient_noise("hard", {}, np.zeros((2, 8), int)),
+            TypeError,
+            "model must be an Aligner",
+        ),
+        (lambda: taxonomy.removal_effects("reader", np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: taxonomy.removal_effects((), np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: taxonomy.flavour_report("dot", seeds=[]), ValueError, "seeds must be"),
+        (lambda: taxonomy.side_by_side("dot"), TypeError, "flavours must be"),
+    ],
+)
+def test_part_three_names_the_model_and_the_flavour_it_refuses(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_an_aligner_checks_its_rng_and_baseline():
+    model = taxonomy.Aligner("dot", hard=True)
+    p, tokens = model.init(0), np.zeros((2, 8), int)
+    with pytest.raises(TypeError, match="rng must be a numpy RandomState"):
+        model.loss_and_grads(p, tokens, rng="seed 0")
+    with pytest.raises(TypeError, match="baseline must be a number"):
+        model.loss_and_grads(p, tokens, rng=np.random.RandomState(0), baseline="0.5")

@@ -85,3 +85,19 @@ def test_the_grammar_is_counted_and_a_corpus_it_cannot_fill_is_refused_before_dr
     # one more than the grammar makes is refused at once, not after minutes of drawing
     with pytest.raises(ValueError, match="fewer than 7201 distinct sentences of lengths \\[5\\]"):
         T.corpus(counts[5] + 1, (5, 5))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: T.translate(""), ValueError, "source must hold a sentence"),
+        (lambda: T.translate(None), TypeError, "source must be a sentence"),
+        (lambda: T.translate([1, 2]), TypeError, "source must be a sentence"),
+        (lambda: T.split({}, 1), ValueError, "corpora holds no sentences"),
+        (lambda: T.split(None, 1), TypeError, "corpora must be a dict of Corpus"),
+        (lambda: T.draw_batch({}, np.random.RandomState(0), 2), ValueError, "corpora holds no"),
+    ],
+)
+def test_a_source_and_corpora_are_checked_up_front(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -410,3 +410,24 @@ def test_the_readable_head_equals_the_batched_forward(query):
         udhr.read(params, queries[:1], fwd.embedded)
     with pytest.raises(TypeError, match="keep must be boolean"):
         udhr.read(params, queries, fwd.embedded, keep=np.ones(fwd.weights.shape))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: udhr.forward(Params(), udhr.make_batch([udhr.DISPLAY])), ValueError, "params"),
+        (lambda: udhr.encode(None), TypeError, "sentence_or_tokens must be"),
+        (lambda: udhr.encode([1, 2]), TypeError, "sentence_or_tokens must hold"),
+        (lambda: udhr.write_csvs(udhr.train(epochs=1), None), TypeError, "directory must be"),
+        (lambda: udhr.train(epochs=1, progress="yes"), TypeError, "progress must be"),
+    ],
+)
+def test_part_two_names_what_it_refuses(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_remembered_training_still_checks_its_progress_flag():
+    udhr.train(epochs=1)
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        udhr.train(epochs=1, progress=0)

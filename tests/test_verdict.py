@@ -83,3 +83,18 @@ def test_write_refuses_a_missing_folder_before_it_sweeps(tmp_path, monkeypatch):
         verdict.write(tmp_path / "missing" / "verdict.json")
     with pytest.raises(ValueError, match="processes"):
         verdict.write(tmp_path / "verdict.json", processes=0)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: verdict.spread({}, "dot", "flips"), TypeError, "result must be"),
+        (lambda: verdict.spread({"m": {}}, "m", "flips"), ValueError, "result must map"),
+        (lambda: verdict.table({"m": {"cards": {}}}, "flips"), TypeError, "measures must be"),
+        (lambda: verdict.table({"m": {"cards": {}}}, []), TypeError, "measures must be"),
+        (lambda: verdict.table({"m": {"cards": {}}}, ["flips"], "m"), TypeError, "models"),
+    ],
+)
+def test_the_table_refuses_what_is_not_a_sweep(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

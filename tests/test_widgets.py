@@ -103,10 +103,10 @@ def test_controls_and_explorers_refuse_what_cannot_be_drawn():
         widgets.Control("a", range(3), 0, twin=[1, 2])
     with pytest.raises(ValueError, match="give the control the twin values"):
         huge = {"a": widgets.Control("a", range(2**31))}
-        widgets.static_twin("t", huge, tiny_render, str, alt="")
+        widgets.static_twin("t", huge, lambda a: tiny_render(a, 1), str, alt="")
     with pytest.raises(TypeError, match="static"):
         one = {"a": widgets.Control("a", [1])}
-        widgets.explorer("t", one, tiny_render, str, alt="", static="no")
+        widgets.explorer("t", one, lambda a: tiny_render(a, 1), str, alt="", static="no")
 
 
 def test_live_closes_its_own_figures_and_no_other():
@@ -162,3 +162,10 @@ def test_drawing_in_style_leaves_the_notebook_showing_figures():
         assert matplotlib.is_interactive() == interactive
     finally:
         matplotlib.interactive(interactive)
+
+
+def test_a_control_and_its_render_must_fit():
+    with pytest.raises(TypeError, match="default of 'a' must be one of its values"):
+        widgets.Control("a", range(3), True)
+    with pytest.raises(ValueError, match="controls must name render's arguments"):
+        widgets.static_twin("t", {"a": widgets.Control("a", [1])}, tiny_render, str, alt="")

@@ -167,11 +167,19 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     forward line, in reverse order.
     """
     q, k, v = _check_qkv(q, k, v)
-    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    weights = checks.array(weights, "weights", shape=shape, copy=False)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    weights = checks.array(weights, "weights", copy=False)
+    if weights.shape != batch + (q.shape[-2], k.shape[-2]):
+        raise ValueError(
+            f"weights {weights.shape} must have the shape q {q.shape} and k {k.shape} give, "
+            f"{batch + (q.shape[-2], k.shape[-2])}"
+        )
     grad_output = checks.array(grad_output, "grad_output", copy=False)
-    if grad_output.shape[-2:] != (q.shape[-2], v.shape[-1]):
-        raise ValueError("grad_output must be (..., n, dv), the output's shape")
+    if grad_output.shape != batch + (q.shape[-2], v.shape[-1]):
+        raise ValueError(
+            f"grad_output must have the output's shape, {batch + (q.shape[-2], v.shape[-1])}; "
+            f"got {grad_output.shape}"
+        )
     scale = 1.0 / np.sqrt(q.shape[-1])
     grad_v = np.swapaxes(weights, -1, -2) @ grad_output  # output = weights v
     grad_weights = grad_output @ np.swapaxes(v, -1, -2)
@@ -197,8 +205,8 @@ def padding_mask(lengths, steps: int) -> np.ndarray:
     """
     steps = checks.integer(steps, "steps", 1)
     lengths = checks.integers(lengths, "lengths")
-    if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > steps):
-        raise ValueError(f"lengths must be a 1-d array of values between 0 and {steps}")
+    if lengths.ndim != 1 or not lengths.size or np.any(lengths < 0) or np.any(lengths > steps):
+        raise ValueError(f"lengths must be a non-empty 1-d array of values between 0 and {steps}")
     return (np.arange(steps) < lengths[:, None])[:, None, :]
 
 
@@ -284,6 +292,22 @@ def _check_biases(biases, W_q, W_k, W_v, W_o):
     return biases
 
 
+def _check_queries_keys(queries, keys, W_q):
+    """queries (..., n, d_in) and keys (..., m, d_in) as float arrays, d_in being W_q's rows."""
+    queries = checks.array(queries, "queries", copy=False)
+    keys = checks.array(keys, "keys", copy=False)
+    for x, name in ((queries, "queries"), (keys, "keys")):
+        if x.ndim < 2 or x.shape[-1] != W_q.shape[0]:
+            raise ValueError(f"{name} must be (..., steps, {W_q.shape[0]}), got shape {x.shape}")
+    try:
+        np.broadcast_shapes(queries.shape[:-2], keys.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"queries {queries.shape} and keys {keys.shape} must share their leading axes"
+        ) from None
+    return queries, keys
+
+
 def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
     """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
     pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
@@ -303,10 +327,12 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    queries = checks.array(queries, "queries", copy=False)
-    keys = checks.array(keys, "keys", copy=False)
+    queries, keys = _check_queries_keys(queries, keys, W_q)
+    head_mask = None if mask is None else checks.mask(mask, "mask")
+    if head_mask is not None and head_mask.ndim < 2:
+        raise ValueError(f"mask must be (..., n, m), True where a query may attend; got {mask!r}")
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
-    head_mask = None if mask is None else np.asarray(mask)[..., None, :, :]
+    head_mask = None if mask is None else head_mask[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
     output = _project(merge_heads(outputs), W_o)
     return (output if biases is None else output + b[3]), weights
@@ -324,10 +350,18 @@ def multi_head_attention_backward(
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    weights = checks.array(weights, "weights", copy=False)
-    grad_output = checks.array(grad_output, "grad_output", copy=False)
-    queries = checks.array(queries, "queries", copy=False)
-    keys = checks.array(keys, "keys", copy=False)
+    queries, keys = _check_queries_keys(queries, keys, W_q)
+    batch = queries.shape[:-2]
+    if keys.shape[:-2] != batch:
+        raise ValueError(
+            f"queries {queries.shape} and keys {keys.shape} must have the same leading axes "
+            "here (the weight gradients sum over them)"
+        )
+    n, m = queries.shape[-2], keys.shape[-2]
+    weights = checks.array(weights, "weights", shape=batch + (heads, n, m), copy=False)
+    grad_output = checks.array(
+        grad_output, "grad_output", shape=batch + (n, W_o.shape[1]), copy=False
+    )
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     merged = merge_heads(weights @ v)
     grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o

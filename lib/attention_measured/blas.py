@@ -24,6 +24,8 @@ def one_thread(function):
     """Decorator: run ``function`` with BLAS limited to one thread, restoring the previous limit
     after.
     """
+    if not callable(function):
+        raise TypeError(f"function must be a function to run on one thread, got {function!r}")
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):

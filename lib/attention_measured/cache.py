@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import checks
 from .params import nudge
 
 ENVIRONMENT = "ATTENTION_MEASURED_CACHE"
@@ -55,6 +56,11 @@ def _imports(module: str) -> set[str]:
 
 def dependencies(module: str) -> set[str]:
     """``module`` and every module of this package it imports, directly or through others."""
+    known = {p.stem for p in Path(__file__).parent.glob("*.py")}
+    if not isinstance(module, str) or module not in known:
+        raise ValueError(
+            f"module must name a module of this package, such as 'lesson'; got {module!r}"
+        )
     seen, todo = set(), [module]
     while todo:
         name = todo.pop()
@@ -123,14 +129,20 @@ def _fingerprint(modules) -> tuple[str, ...]:
 def remembered(function=None, *, ignore: tuple[str, ...] = ()):
     """Decorator: remember ``function``'s results (see the module's docstring).
 
-    ``ignore`` names arguments that do not change the result (a progress bar). Arguments must be
-    picklable; equal pickles mean equal calls.
+    ``ignore`` names flags (True or False) that do not change the result, such as a progress
+    bar; each is checked on every call, remembered or not.  Arguments must be picklable; equal
+    pickles mean equal calls.
     """
+    if isinstance(ignore, str) or not isinstance(ignore, tuple):
+        raise TypeError(f"ignore must be a tuple of argument names, got {ignore!r}")
     if function is None:
         return functools.partial(remembered, ignore=ignore)
     if not callable(function):
         raise TypeError(f"function must be a function to remember, got {type(function).__name__}")
     signature = inspect.signature(function)
+    unknown = [name for name in ignore if name not in signature.parameters]
+    if unknown:
+        raise ValueError(f"ignore names {unknown}, which {function.__name__} does not take")
     name = f"{function.__module__}.{function.__qualname__}"
     module = function.__module__.rsplit(".", 1)[-1]
     memory: dict[str, bytes] = {}
@@ -139,6 +151,8 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
     def wrapper(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
+        for flag in ignore:
+            checks.flag(bound.arguments[flag], flag)
         call = {k: v for k, v in bound.arguments.items() if k not in ignore}
         arguments = pickle.dumps(call, protocol=4)
         # the code of the function's module, and of every package class among its arguments

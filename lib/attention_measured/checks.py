@@ -36,7 +36,14 @@ def _range(low, high) -> str:
 
 def seed(value, name: str = "seed", below: int = 2**32) -> int:
     """A random seed: an integer in [0, below); numpy's RandomState takes seeds below 2**32."""
-    return integer(value, name, 0, below - 1)
+    return integer(value, name, 0, integer(below, "below", 1) - 1)
+
+
+def seeds(value, name: str = "seeds", below: int = 2**32) -> list[int]:
+    """A non-empty sequence of seeds (a list, tuple or range of integers), as a list of ints."""
+    if isinstance(value, (str, bytes, Mapping)) or np.ndim(value) != 1 or len(value) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of integers, got {value!r}")
+    return [seed(s, name, below) for s in value]
 
 
 def real(

@@ -32,9 +32,10 @@ LEARNING_RATES = {"recurrent": 0.02, "Transformer": 0.005}
 SEEDS = (0, 1, 2)
 
 
-def book_model(name: str):
-    """The book's model ``name`` (one of :data:`MODELS`), sized for the translation task."""
-    checks.choice(name, "model", MODELS)
+def book_model(model: str):
+    """The book's model named ``model`` (one of :data:`MODELS`), sized for the translation
+    task."""
+    name = checks.choice(model, "model", MODELS)
     vocabularies = len(translation.SOURCE_WORDS), len(translation.TARGET_WORDS)
     if name in TRANSFORMERS:
         return Transformer(*vocabularies, **TRANSFORMER_SIZES, **TRANSFORMERS[name])
@@ -110,6 +111,7 @@ def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
 def length_curves(names=MODELS, seeds=SEEDS) -> dict:
     """:func:`length_curve` of every model and seed, stacked: {"lengths": (L,), name: {measure:
     (seeds, L)}}."""
+    seeds = checks.seeds(seeds)
     curves = {name: [length_curve(name, seed) for seed in seeds] for name in names}
     low, high = translation.TEST_LENGTHS
     out = {"lengths": np.arange(low, high + 1)}

@@ -185,10 +185,22 @@ def single_query_model():
 
 
 @plots.styled
+def _words(words, name: str, most: int = 12) -> tuple[str, ...]:
+    """The words a diagram writes in its boxes: a list of 2 to ``most`` strings."""
+    if isinstance(words, str) or not isinstance(words, (list, tuple)):
+        raise TypeError(f"{name} must be a list of words, got {words!r}")
+    if not all(isinstance(w, str) for w in words):
+        raise TypeError(f"{name} must hold words (strings), got {words!r}")
+    if not 2 <= len(words) <= most:
+        raise ValueError(f"{name} must hold 2 to {most} words to draw, got {len(words)}")
+    return tuple(words)
+
+
 def self_attention_head(tokens=("all", "human", "beings", "are", "born", "free")):
     """Part II's head: every position asks (rows), every other position answers; none answers
     itself.
     """
+    tokens = _words(tokens, "tokens")
     n = len(tokens)
     fig, ax = plots.figure(height=3.6)
     rng = np.random.RandomState(1)
@@ -384,6 +396,7 @@ def memory_hops():
 @plots.styled
 def fixed_context(words=("the", "red", "fox", "sees", "a", "dog")):
     """The encoder-decoder without attention: the whole sentence squeezed into one vector c."""
+    words = _words(words, "words", most=8)
     fig, ax = _canvas(2.5)
     for j, word in enumerate(words):
         x = 0.15 + j * 0.62

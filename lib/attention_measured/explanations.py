@@ -188,7 +188,7 @@ def attention_flow(attentions, query=None) -> np.ndarray:
                 if mixed[layer, i, j] > 0:
                     graph.add_edge((layer + 1, i), (layer, j), capacity=float(mixed[layer, i, j]))
     if query is not None:
-        query = _weights(np.asarray(query, dtype=float)[None])[0]
+        query = _weights(checks.array(query, "query", ndim=1)[None])[0]
         if len(query) != steps:
             raise ValueError(f"query must hold one weight per position, ({steps},)")
         for j in np.flatnonzero(query > 0):
@@ -217,7 +217,7 @@ def distribution(output, name: str = "output") -> np.ndarray:
     if output.ndim == 1:
         return np.stack([1.0 - output, output], axis=1)
     if output.ndim != 2:
-        raise ValueError(f"an output must be (N,) or (N, K) probabilities, got {output.shape}")
+        raise ValueError(f"{name} must be (N,) or (N, K) probabilities, got {output.shape}")
     return output
 
 
@@ -351,6 +351,14 @@ def frozen_weights_accuracy(weights, inputs, labels, heldout) -> float:
     readout accurate; uniform weights 1/T give it only the plain mean of the inputs.
     """
     pooled, labels = _pooled(weights, inputs, labels)
+    if (
+        isinstance(heldout, (str, bytes))
+        or not isinstance(heldout, (tuple, list))
+        or len(heldout) != 3
+    ):
+        raise TypeError(
+            f"heldout must be (weights, inputs, labels) of other examples, got {heldout!r}"
+        )
     test, test_labels = _pooled(*heldout)
     if test.shape[1] != pooled.shape[1]:
         raise ValueError("the held-out inputs need as many channels as the training inputs")
@@ -452,6 +460,13 @@ class Subject:
     # -------------------------------------------------------------- running the model
     def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
         """Class probabilities (N, K) (see the class docstring for the three changes)."""
+        shape = self.weights.shape if hasattr(self, "weights") else None
+        if weights is not None:
+            weights = checks.array(weights, "weights", shape=shape, copy=False)
+        if keep is not None:
+            keep = checks.mask(keep, "keep", shape)
+        if scale is not None:
+            scale = checks.array(scale, "scale", shape=shape, copy=False)
         return softmax(self._logits(weights=weights, keep=keep, scale=scale))
 
     def check(self, what: str) -> None:
@@ -462,6 +477,8 @@ class Subject:
     def predict(self, weights) -> np.ndarray:
         """(N, K) probabilities with the given weights (N, T) in place of the model's own."""
         self.check("replace")
+        if weights is None:
+            raise TypeError("weights must be an (N, T) array to put in place of the model's own")
         return self.output(weights=weights)
 
     def row_predict(self, row: int):
@@ -474,10 +491,7 @@ class Subject:
     def keep_predict(self, keep) -> np.ndarray:
         """(N,) the probability of the model's own decision when it may attend only where
         ``keep`` (N, T) is True."""
-        keep = np.asarray(keep, dtype=bool)
-        if keep.shape != self.weights.shape:
-            raise ValueError(f"keep must be shaped like the weights {self.weights.shape}")
-        return self._of_decision(self.output(keep=keep))
+        return self._of_decision(self.output(keep=checks.mask(keep, "keep", self.weights.shape)))
 
     def _of_decision(self, probabilities: np.ndarray) -> np.ndarray:
         return probabilities[np.arange(len(probabilities)), self.decision]
@@ -583,7 +597,10 @@ def scorecard(subjects, seed: int = 0) -> dict:
     ``"first: gradient"``; a measure the model cannot support is absent from the values and
     present, with its reason, in "cannot".
     """
-    subjects = [subjects] if isinstance(subjects, Subject) else list(subjects)
+    if isinstance(subjects, Subject):
+        subjects = [subjects]
+    elif not isinstance(subjects, (list, tuple)):
+        raise TypeError(f"subjects must be a Subject or a list of them, got {subjects!r}")
     if not subjects or not all(isinstance(s, Subject) for s in subjects):
         raise ValueError("subjects must be a Subject or a non-empty list of them")
     rng = np.random.RandomState(checks.seed(seed))

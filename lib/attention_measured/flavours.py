@@ -32,6 +32,7 @@ Models built from them (:class:`Reader`, :class:`Hierarchical`,
 
 from __future__ import annotations
 
+import re
 import weakref
 
 import numpy as np
@@ -53,9 +54,20 @@ def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
             raise ValueError(
                 f"queries must have shape (N, n, S) with N = {h.shape[0]}, got {s.shape}"
             )
+    elif s is not None:  # read by no score of this flavour, but still an array
+        s = checks.array(s, "s", copy=False)
     if flavour is not None:
         checks.params(p, "p", flavour.names)
     return h, s
+
+
+def _prefix(prefix) -> str:
+    """A flavour's prefix for the names of its arrays: letters, digits and underscores."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be text, such as 'add_', got {prefix!r}")
+    if not re.fullmatch(r"\w*", prefix):
+        raise ValueError(f"prefix must hold letters, digits and underscores only, got {prefix!r}")
+    return prefix
 
 
 def _sizes(rng, key_size, query_size, steps) -> tuple[int, int, int]:
@@ -141,7 +153,7 @@ class FeedForward(Flavour):
     """
 
     def __init__(self, per_position: bool = False, prefix: str = "ff_"):
-        self.per_position, self.prefix = checks.flag(per_position, "per_position"), prefix
+        self.per_position, self.prefix = checks.flag(per_position, "per_position"), _prefix(prefix)
         self.name = "feed-forward, bias per position" if per_position else "feed-forward"
 
     @initialiser
@@ -184,7 +196,7 @@ class ContextVector(Flavour):
     name = "context vector"
 
     def __init__(self, units: int = 8, prefix: str = "ctx_"):
-        self.units, self.prefix = checks.integer(units, "units", 1), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), _prefix(prefix)
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
@@ -224,7 +236,7 @@ class Additive(Flavour):
     needs_query = True
 
     def __init__(self, units: int = 8, prefix: str = "add_"):
-        self.units, self.prefix = checks.integer(units, "units", 1), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), _prefix(prefix)
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
@@ -290,7 +302,7 @@ class General(Flavour):
     needs_query = True
 
     def __init__(self, prefix: str = "gen_"):
-        self.prefix = prefix
+        self.prefix = _prefix(prefix)
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
@@ -319,7 +331,7 @@ class Concat(Flavour):
     needs_query = True
 
     def __init__(self, units: int = 8, prefix: str = "cat_"):
-        self.units, self.prefix = checks.integer(units, "units", 1), prefix
+        self.units, self.prefix = checks.integer(units, "units", 1), _prefix(prefix)
         self._additive = Additive(units, prefix="")
 
     def _split(self, p, query_size: int) -> dict:
@@ -370,7 +382,7 @@ class Location(Flavour):
     needs_query = True
 
     def __init__(self, prefix: str = "loc_"):
-        self.prefix = prefix
+        self.prefix = _prefix(prefix)
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):

@@ -45,9 +45,7 @@ EXAMPLES = SPLIT[2]  # held-out sequences, the examples the explorers offer
 
 
 def _check_seeds(seeds, name: str = "init_seeds") -> list[int]:
-    if isinstance(seeds, (str, bytes)) or np.ndim(seeds) != 1 or len(seeds) == 0:
-        raise ValueError(f"{name} must be a non-empty sequence of integers, got {seeds!r}")
-    return [rng.check_seed(s, name) for s in seeds]
+    return checks.seeds(seeds, name, below=2**64)
 
 
 def check_step(step) -> int:

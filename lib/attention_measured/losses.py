@@ -21,6 +21,7 @@ LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does ever
 
 def sigmoid(logit) -> np.ndarray:
     """P(label 1) = 1 / (1 + exp(-logit)), the logit clipped to ±30 (as the lesson does)."""
+    logit = checks.array(logit, "logit", copy=False)
     return 1.0 / (1.0 + np.exp(-np.clip(logit, -LOGIT_CLIP, LOGIT_CLIP)))
 
 
@@ -48,7 +49,9 @@ def binary_cross_entropy_and_gradient(logit, labels) -> tuple[float, np.ndarray]
 
     The gradient is exact wherever |z| < 30, where the clipped sigmoid is the sigmoid.
     """
-    logit, labels = checks.array(logit, "logit"), checks.labels(labels)
+    logit, labels = checks.array(logit, "logit", ndim=1), checks.labels(labels)
+    if labels.shape != logit.shape:
+        raise ValueError(f"labels must hold one label per logit, {logit.shape}; got {labels.shape}")
     return float(binary_cross_entropy(logit, labels)), (sigmoid(logit) - labels) / labels.shape[-1]
 
 

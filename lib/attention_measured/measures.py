@@ -73,7 +73,7 @@ def agreement(weights, removal_effects) -> np.ndarray:
     removal_effects = checks.array(removal_effects, "removal_effects")
     if weights.shape != removal_effects.shape or weights.ndim < 2:
         raise ValueError(
-            f"weights {weights.shape} and removal effects {removal_effects.shape} must have one "
+            f"weights {weights.shape} and removal_effects {removal_effects.shape} must have one "
             "shape (..., N, T)"
         )
     return np.mean(weights.argmax(axis=-1) == removal_effects.argmax(axis=-1), axis=-1)

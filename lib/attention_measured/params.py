@@ -9,10 +9,13 @@ Params whose arrays carry a leading run axis; :meth:`Params.select` takes one ne
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 import threading
 
 import numpy as np
+
+from . import checks
 
 NUDGE_VARIABLE = "ATTENTION_MEASURED_NUDGE"
 NUDGE_SIZE = 1e-12  # relative; larger than any processor's rounding differences
@@ -39,7 +42,17 @@ class Params(dict):
         return Params({name: np.array(value, dtype=float) for name, value in self.items()})
 
     def select(self, index) -> Params:
-        """One network (or a sub-stack) out of a stack: every array indexed on its leading axis."""
+        """One network (or a sub-stack) out of a stack: every array indexed on its leading axis.
+
+        ``index`` is a run number 0..R-1 (no negative wrap), a slice, or an array of run numbers.
+        """
+        runs = min((np.shape(v)[0] for v in self.values() if np.ndim(v)), default=0)
+        if isinstance(index, slice):
+            pass
+        elif isinstance(index, (bool, np.bool_, numbers.Integral)):
+            index = checks.index(index, "index", runs)
+        else:
+            index = checks.integers(index, "index", 0, runs - 1)
         return Params({name: np.asarray(value)[index] for name, value in self.items()})
 
     @property

@@ -76,6 +76,7 @@ def styled(function):
     """Decorator: ``function`` draws in the book's style, and leaves the reader's settings as
     they were.
     """
+    checks.function(function, "function")
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):

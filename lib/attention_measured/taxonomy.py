@@ -29,6 +29,7 @@ from . import checks, lesson, measures
 from .cache import remembered
 from .data import Dataset
 from .flavours import (
+    FLAVOURS,
     Attention,
     Flavour,
     attend,
@@ -49,7 +50,7 @@ def _flavour(flavour) -> Flavour:
         raise TypeError(
             f"flavour must be a flavour's name or a Flavour, got {type(flavour).__name__}"
         )
-    return make(flavour)
+    return make(checks.choice(flavour, "flavour", FLAVOURS))
 
 
 # ------------------------------------------------------------------ tasks
@@ -443,6 +444,10 @@ class Aligner:
         tokens = self._check(tokens)
         if self.hard and rng is None:
             raise ValueError("hard attention needs an rng to draw the attended steps")
+        if rng is not None:
+            checks.random_state(rng)
+        if baseline is not None:
+            baseline = checks.real(baseline, "baseline")
         fwd = self.forward(p, tokens, rng)
         losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1])
         count = losses.size
@@ -505,6 +510,8 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
     norm, the mean REINFORCE estimate's distance from it (relative), and the relative variance
     of a single draw: E‖g − g_exact‖² / ‖g_exact‖².
     """
+    if not isinstance(model, Aligner):
+        raise TypeError(f"model must be an Aligner built with hard=True, got {model!r}")
     if not model.hard:
         raise ValueError("gradient_noise measures hard attention; build the Aligner with hard=True")
     tokens = model._check(tokens)
@@ -562,9 +569,11 @@ def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
     probability of label 1, or the value for a regression), and p_without[:, t] the output when
     step t is dropped and the other weights are renormalised.
     """
+    if isinstance(model, (str, bytes)) or not isinstance(model, tuple) or len(model) < 2:
+        raise TypeError(f"model must be a trained Reader, (model, params), got {model!r}")
     reader, p = model[0], model[1]  # a Trained, or a (model, params) pair
     if not isinstance(reader, Reader):
-        raise TypeError(f"removal_effects needs a trained Reader, got {type(reader).__name__}")
+        raise TypeError(f"model must be a trained Reader, got {type(reader).__name__}")
     inputs = reader._check(inputs)
 
     def output(keep):
@@ -670,6 +679,9 @@ def lesson_measures(flavour: str, seed: int) -> dict[str, float]:
 
 def side_by_side(flavours=SIDE_BY_SIDE, seeds=(0, 1)) -> dict[str, list[dict]]:
     """Part I's measures on the 180 held-out sequences: {flavour: [measures of each seed]}."""
+    seeds = checks.seeds(seeds)
+    if isinstance(flavours, str) or not all(isinstance(f, str) for f in flavours):
+        raise TypeError(f"flavours must be a sequence of flavour names, got {flavours!r}")
     return {name: [lesson_measures(name, seed) for seed in seeds] for name in flavours}
 
 
@@ -684,6 +696,7 @@ def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> 
     removal "effects" (each (seeds, T)), "p" (seeds,) and the held-out "measures" (dicts from
     :func:`measure`).
     """
+    seeds = checks.seeds(seeds)
     heldout = lesson_data()[1]
     chosen = heldout[checks.index(example, "example", len(heldout))]
     weights, effects, probs, results = [], [], [], []

@@ -14,6 +14,7 @@ book returns a :class:`Trained`: (model, params, curve).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -55,6 +56,9 @@ def fit(
     """
     if not callable(getattr(model, "loss_and_grads", None)):
         raise TypeError(f"model must have a loss_and_grads method, got {type(model).__name__}")
+    if isinstance(data, (str, bytes)):
+        raise TypeError("data must be the model's training data, got a string")
+    _check_targets(targets)
     epochs = checks.integer(epochs, "epochs", 1)
     checks.real(learning_rate, "learning_rate", positive=True)
     seed = checks.seed(seed)
@@ -77,6 +81,22 @@ def fit(
         curve[t] = loss
         step.step(grads)
     return curve
+
+
+def _check_targets(targets) -> None:
+    """Refuse targets that no model trains on: strings, booleans, NaN or infinity."""
+    if targets is None or isinstance(targets, Mapping):
+        return
+    if isinstance(targets, (str, bytes)):
+        raise TypeError("targets must be numbers, got a string")
+    try:
+        kind = np.asarray(targets).dtype.kind
+    except ValueError:  # ragged: a model's own structure, left to the model
+        return
+    if kind in "bUS":
+        raise TypeError(f"targets must be numbers, got {np.asarray(targets).dtype} values")
+    if kind == "f" and not np.isfinite(targets).all():
+        raise ValueError("targets must be finite numbers (no NaN or infinity)")
 
 
 def _step(model, params, data, targets, draws, rng, baseline):

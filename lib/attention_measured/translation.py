@@ -122,13 +122,24 @@ def _clause(rng: np.random.RandomState) -> list[str]:
     return words
 
 
+def _source_words(source) -> tuple[str, ...]:
+    """A source sentence given as one string or as a sequence of words, as a tuple of words."""
+    if isinstance(source, str):
+        source = source.split()
+    elif not isinstance(source, (list, tuple)) or not all(isinstance(w, str) for w in source):
+        raise TypeError(f"source must be a sentence, a string or a list of words; got {source!r}")
+    if not source:
+        raise ValueError("source must hold a sentence, got no words")
+    return tuple(source)
+
+
 def translate(source) -> Sentence:
     """The translation of a source sentence (words or one string) and its true alignment.
 
     Raises ValueError for a word outside the dictionary or a sentence the grammar cannot
     parse; the rules are undone clause by clause, so only grammatical sentences translate.
     """
-    words = tuple(source.split()) if isinstance(source, str) else tuple(source)
+    words = _source_words(source)
     unknown = sorted({w for w in words if w not in DICTIONARY})
     if unknown:
         raise ValueError(f"unknown source words {unknown}; the dictionary is translation.LEXICON")
@@ -287,11 +298,21 @@ def _as_corpus(pairs: list[Sentence]) -> Corpus:
     return Corpus(source, target, np.array([p.alignment for p in pairs]))
 
 
+def _check_corpora(corpora, name: str = "corpora") -> dict:
+    """``corpora`` if it is a non-empty {length: Corpus}, as :func:`corpus` makes."""
+    if not isinstance(corpora, dict) or not all(isinstance(c, Corpus) for c in corpora.values()):
+        raise TypeError(f"{name} must be a dict of Corpus by length, got {type(corpora).__name__}")
+    if not corpora:
+        raise ValueError(f"{name} holds no sentences")
+    return corpora
+
+
 def split(corpora: dict[int, Corpus], held_out: int, seed: int = DATA_SEED):
     """(train, test): ``held_out`` sentences of each length moved into the test set.
 
     A length with no more than ``held_out`` sentences goes wholly to the test set.
     """
+    _check_corpora(corpora)
     held_out = checks.integer(held_out, "held_out", 0)
     rng = np.random.RandomState(checks.seed(seed))
     train, test = {}, {}
@@ -319,8 +340,7 @@ def draw_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int
 
     A training step's batch: every sentence in it has the same length, so none needs padding.
     """
-    if not corpora:
-        raise ValueError("no sentences to draw from")
+    _check_corpora(corpora)
     lengths = sorted(corpora)
     corpus = corpora[lengths[rng.randint(len(lengths))]]
     chosen = rng.choice(len(corpus.source), min(size, len(corpus.source)), replace=False)

@@ -27,6 +27,7 @@ length of a single sentence.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,12 +113,13 @@ def _tokens(sentence_or_tokens) -> list[str]:
     if isinstance(sentence_or_tokens, str):
         return tokenize(sentence_or_tokens)
     if isinstance(sentence_or_tokens, np.ndarray) or not hasattr(sentence_or_tokens, "__iter__"):
-        raise ValueError(
-            f"expected a sentence (str) or a list of tokens, got {sentence_or_tokens!r}"
+        raise TypeError(
+            f"sentence_or_tokens must be a sentence (str) or a list of tokens, got "
+            f"{sentence_or_tokens!r}"
         )
     tokens = list(sentence_or_tokens)
     if not all(isinstance(t, str) for t in tokens):
-        raise ValueError(f"tokens must be strings, got {tokens!r}")
+        raise TypeError(f"sentence_or_tokens must hold tokens, strings; got {tokens!r}")
     return tokens
 
 
@@ -326,6 +328,7 @@ def forward(
     ``keep``: boolean (B, L, L), True where query i may attend to key j, on top of the batch's
     own rule (Part I's removal test, section 4).
     """
+    checks.params(params, "params", NAMES)
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
     x = params.E[batch.ids]  # (B, L, d)
@@ -543,6 +546,8 @@ def write_csvs(result: Trained, directory=".") -> tuple[Path, Path]:
     """
     if not (isinstance(result, Trained) and isinstance(result.model, Head)):
         raise TypeError(f"result must be a trained head (from train), got {type(result).__name__}")
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a folder's path, got {directory!r}")
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     weights = attention_weights(result, DISPLAY)

@@ -22,7 +22,7 @@ TWIN_UDHR_SEEDS = list(range(6))
 
 @plots.styled
 def _render_sentence(sentence: int):
-    r = recall.sentence_report(sentence)
+    r = recall.sentence_report(checks.index(sentence, "sentence", len(udhr.SENTENCES)))
     n = len(r["tokens"])
     fig, axes = plots.figure(
         1, 2, height=0.55 * n + 3.4, gridspec_kw={"height_ratios": [0.3 * n + 1.6, 0.25 * n + 1.2]}
@@ -49,7 +49,7 @@ def _render_sentence(sentence: int):
 
 
 def describe_sentence(sentence: int) -> str:
-    r = recall.sentence_report(sentence)
+    r = recall.sentence_report(checks.index(sentence, "sentence", len(udhr.SENTENCES)))
     lines = [
         _sentence_line(sentence, r["tokens"]),
         "",

@@ -97,9 +97,21 @@ def stored(path=FILE) -> dict:
     return raw
 
 
+def _check_result(result) -> None:
+    """Refuse anything but a sweep's result: {model: {"cards": {seed: card}}}, as
+    :func:`stored` reads it."""
+    if not isinstance(result, dict) or not result:
+        raise TypeError(f"result must be the sweep's result (verdict.stored()), got {result!r}")
+    if not all(isinstance(v, dict) and isinstance(v.get("cards"), dict) for v in result.values()):
+        raise ValueError("result must map each model to its {'cards': {seed: card}}")
+
+
 def spread(result: dict, model: str, measure: str) -> tuple[float, float, float] | str:
     """(median, lowest, highest) of ``measure`` over ``model``'s seeds in ``result``, or the
     model's reason for not having it."""
+    _check_result(result)
+    if not isinstance(measure, str):
+        raise TypeError(f"measure must be a measure's name, got {measure!r}")
     cards = result[checks.choice(model, "model", result)]["cards"].values()
     values = [c["values"][measure] for c in cards if measure in c["values"]]
     if not values:
@@ -112,5 +124,11 @@ def spread(result: dict, model: str, measure: str) -> tuple[float, float, float]
 
 def table(result: dict, measures, models=None) -> tuple[list[str], list[list]]:
     """(models, rows): one row per model, one (median, low, high) or reason per measure."""
+    _check_result(result)
+    for name, names in (("measures", measures), ("models", models)):
+        if names is None and name == "models":
+            continue
+        if isinstance(names, str) or not isinstance(names, (list, tuple)) or not names:
+            raise TypeError(f"{name} must be a non-empty list of names, got {names!r}")
     models = list(result if models is None else models)
     return models, [[spread(result, m, measure) for measure in measures] for m in models]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import html
+import inspect
 import io
 import itertools
 import json
@@ -80,6 +81,10 @@ class Control:
             self.twin = list(self.twin)
         if self.default is None:
             self.default = (self.twin or self.values)[0]
+        if isinstance(self.default, bool) and not any(isinstance(v, bool) for v in self.values):
+            raise TypeError(
+                f"default of {self.label!r} must be one of its values, got {self.default!r}"
+            )
         if self.default not in self.values:
             raise ValueError(f"default {self.default!r} of {self.label!r} is not among its values")
         if self.twin is not None:
@@ -225,6 +230,15 @@ def _check_parts(controls, render, describe) -> None:
             raise TypeError(
                 f"{name} must be a function of the choices, got {type(function).__name__}"
             )
+        try:
+            inspect.signature(function).bind(**dict.fromkeys(controls))
+        except TypeError as error:
+            raise ValueError(
+                f"controls must name {name}'s arguments: {', '.join(controls)} do not fit it "
+                f"({error})"
+            ) from None
+        except ValueError:  # a function whose signature cannot be read: let it run
+            pass
 
 
 def live(controls: dict[str, Control], render: Callable, describe: Callable):
