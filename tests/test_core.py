@@ -393,6 +393,14 @@ class _Quadratic:
         (lambda: _import("cache").dependencies("lessons"), ValueError, "module must name"),
         (lambda: checks.seed(3, below="10"), TypeError, "below must be an integer"),
         (lambda: checks.seeds([]), ValueError, "seeds must be a non-empty"),
+        (lambda: checks.index(0, "row", 2.5), TypeError, "size must be an integer"),
+        (
+            lambda: _import("lesson").forward(
+                _import("lesson").init_params([0]), np.zeros((1, 12, 2)), keep="step 3"
+            ),
+            TypeError,
+            "keep must be boolean",
+        ),
         (lambda: checks.seeds("01"), ValueError, "seeds must be a non-empty"),
         (lambda: attention.padding_mask([], 3), ValueError, "lengths must be a non-empty"),
         (

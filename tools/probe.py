@@ -243,7 +243,8 @@ def probe(calls) -> dict:
                     signal.alarm(0)
                     plt.close("all")
                 # a checker names the argument it is told to check, not its own parameter
-                named = values.get("name", arg) if key.startswith("checks.") else arg
+                checked = key.startswith("checks.") and arg == "value"
+                named = values.get("name", arg) if checked else arg
                 outcome = _outcome(error, str(named), label)
                 counts[outcome] += 1
                 if outcome != "clear":

@@ -60,15 +60,17 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     no allowed step is all zeros.  A row whose allowed scores include +inf shares its weight
     equally among those.
     """
-    scores = checks.array(scores, "scores", finite=False, copy=False)  # -inf: a masked step
-    axis = checks.integer(axis, "axis")
-    if scores.ndim == 0:
-        raise ValueError(
-            "scores must have at least one axis, the steps to weigh; got a single number"
-        )
+    trusted = checks.trusting()  # inside fit's loop: the first step checked what the rest get
+    if not trusted:
+        scores = checks.array(scores, "scores", finite=False, copy=False)  # -inf: masked step
+        axis = checks.integer(axis, "axis")
+        if scores.ndim == 0:
+            raise ValueError(
+                "scores must have at least one axis, the steps to weigh; got a single number"
+            )
     if mask is None:  # the common case, without the guards below
         top = scores.max(axis=axis, keepdims=True)
-        if np.isnan(top).any():  # a NaN anywhere in a row makes its maximum NaN
+        if not trusted and np.isnan(top).any():  # a NaN in a row makes its maximum NaN
             raise ValueError("scores must not hold NaN")
         if np.isposinf(top).any():  # +inf entries share their row's weight equally
             return softmax(_infinite_share(scores, top), axis=axis)
@@ -99,9 +101,10 @@ def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = 
     weights, grad_weights: (..., m), the softmax taken over ``axis``.  Returns w_i * (g_i -
     sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.
     """
-    weights = checks.array(weights, "weights", copy=False)
-    grad_weights = checks.array(grad_weights, "grad_weights", shape=weights.shape, copy=False)
-    axis = checks.integer(axis, "axis", -max(weights.ndim, 1), max(weights.ndim - 1, 0))
+    if not checks.trusting():
+        weights = checks.array(weights, "weights", copy=False)
+        grad_weights = checks.array(grad_weights, "grad_weights", shape=weights.shape, copy=False)
+        axis = checks.integer(axis, "axis", -max(weights.ndim, 1), max(weights.ndim - 1, 0))
     inner = np.einsum(
         "...j,...j->...", np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
     )

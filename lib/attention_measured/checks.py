@@ -88,7 +88,7 @@ def choice(value, name: str, options) -> str:
 
 def index(value, name: str, size: int) -> int:
     """An index into a collection of ``size`` items: an integer in 0..size-1."""
-    return integer(value, name, 0, size - 1)
+    return integer(value, name, 0, integer(size, "size", 1) - 1)
 
 
 _state = threading.local()
@@ -96,15 +96,21 @@ _state = threading.local()
 
 @contextlib.contextmanager
 def trusted():
-    """Within this block, arrays are not scanned for NaN and parameters not searched for their
-    names: the one training loop (:func:`attention_measured.training.fit`) runs its first step
-    checked and the rest trusted, so that checks cost nothing inside inner loops."""
+    """Within this block, float arrays are taken as they come, without checks of their shape or
+    scans for NaN, and parameters are not searched for their names: the one training loop
+    (:func:`attention_measured.training.fit`) runs its first step checked and the rest trusted,
+    so that checks cost nothing inside inner loops."""
     before = getattr(_state, "trusted", False)
     _state.trusted = True
     try:
         yield
     finally:
         _state.trusted = before
+
+
+def trusting() -> bool:
+    """True inside :func:`trusted`: a module's own checks beyond these may then be skipped."""
+    return getattr(_state, "trusted", False)
 
 
 def array(
@@ -152,7 +158,7 @@ def array(
 def labels(value, name: str = "labels") -> np.ndarray:
     """``value`` as a float array of binary labels, each 0 or 1 (booleans are refused: a label
     is a number here, as the losses use it)."""
-    out = array(value, name)
+    out = array(value, name, copy=False)  # read, never written
     if getattr(_state, "trusted", False):
         return out
     if out.size and not np.all((out == 0) | (out == 1)):

@@ -128,6 +128,7 @@ def translate(name: str, seed: int, source) -> dict:
     the fixed context).  The output is read up to its first </s>; decoding stops after the
     source length + 1 words.
     """
+    checks.choice(name, "name", MODELS)
     pair = translation.translate(source)
     model, params, _ = run(name, seed)
     ids, weights = model.greedy(params, translation.encode_source(pair.source)[None, :])

@@ -563,6 +563,8 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
     checks.params(p, "p", ())
     grad_context = checks.array(grad_context, "grad_context", shape=att.context.shape, copy=False)
     h = checks.array(h, "h", ndim=3, copy=False)
+    if s is not None:
+        s = checks.array(s, "s", copy=False)
     grad_weights = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
     grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(

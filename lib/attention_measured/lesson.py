@@ -54,7 +54,7 @@ def check_step(step) -> int:
 
 
 def _check_inputs(inputs) -> np.ndarray:
-    inputs = checks.array(inputs, "inputs")
+    inputs = checks.array(inputs, "inputs", copy=False)  # read, never written
     if inputs.ndim != 3 or inputs.shape[-1] != CHANNELS:
         raise ValueError(
             f"inputs must have shape (N, T, {CHANNELS}) (reading and marker flag per step), "
@@ -252,6 +252,7 @@ def forward(
     x = _step_major(inputs, len(runs))  # (C, T, 1..., N)
     scores = _along_steps(x, score_direction)  # (T, R..., N)
     if keep is not None:
+        keep = checks.mask(keep, "keep")
         keep = np.moveaxis(np.broadcast_to(keep, runs + inputs.shape[:2]), -1, 0)
     if weights is None:
         weights = softmax(scores, keep, axis=0)

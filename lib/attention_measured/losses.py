@@ -32,8 +32,9 @@ def binary_cross_entropy(logit, labels) -> np.ndarray:
     logit, labels: (..., N), the labels 0 or 1.  Returns (...,).  Stable for logits of any
     size.
     """
-    logit, labels = checks.array(logit, "logit"), checks.labels(labels)
-    _broadcast(logit, labels, "logit", "labels")
+    logit, labels = checks.array(logit, "logit", copy=False), checks.labels(labels)
+    if not checks.trusting():
+        _broadcast(logit, labels, "logit", "labels")
     return np.mean(np.logaddexp(0.0, logit) - labels * logit, axis=-1)
 
 

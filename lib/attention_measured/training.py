@@ -72,14 +72,15 @@ def fit(
 
         iterations = tqdm(iterations, desc="training", unit="step", leave=False)
     curve = None
-    for t in iterations:
-        # the first step checks every argument on its way; the rest run trusted (checks.trusted)
-        with checks.trusted() if t else contextlib.nullcontext():
+    with contextlib.ExitStack() as trust:
+        for t in iterations:
+            if t == 1:  # the first step checked every argument on its way; the rest are trusted
+                trust.enter_context(checks.trusted())
             loss, grads, baseline = _step(model, params, data, targets, draws, rng, baseline)
-        if curve is None:
-            curve = np.empty((epochs,) + np.shape(loss))
-        curve[t] = loss
-        step.step(grads)
+            if curve is None:
+                curve = np.empty((epochs,) + np.shape(loss))
+            curve[t] = loss
+            step.step(grads)
     return curve
 
 
