@@ -168,3 +168,19 @@ def test_training_lowers_the_loss_on_a_drawn_batch():
 def test_encoder_decoder_refuses_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("kind", [k for k in recurrent.KINDS if k != "fixed context"])
+def test_the_step_at_one_word_gives_teacher_forcings_scores_there(kind):
+    model = small_model(kind)
+    p, (source, target) = model.init(0), small_batch(n=3)
+    at = np.array([0, 3, 5])
+    logits = model.forward(p, source, target)[0]
+    state = model.state_at(p, source, target, at)
+    np.testing.assert_allclose(
+        model.logits_at(p, state), logits[np.arange(3), at], rtol=1e-12, atol=1e-12
+    )
+    with pytest.raises(ValueError, match="at must hold integers"):
+        model.state_at(p, source, target, [0, 3, 6])
+    with pytest.raises(TypeError, match="state must be"):
+        model.logits_at(p, state[:3])

@@ -278,3 +278,16 @@ def test_the_transformer_refuses_bad_input():
         "linear1.weight": (5, 8),
         "norm2.bias": (8,),
     }
+
+
+def test_the_scores_at_one_word_are_teacher_forcings_there():
+    model = transformer.Transformer(9, 8, width=8, heads=2, feed_forward=6, layers=2)
+    p, rng = model.init(0), np.random.RandomState(0)
+    source, target = rng.randint(3, 9, (3, 4)), rng.randint(3, 8, (3, 5))
+    at = np.array([0, 2, 4])
+    logits = model.forward(p, source, target)[0]
+    np.testing.assert_allclose(
+        model.logits_at(p, source, target, at)[0], logits[np.arange(3), at], rtol=1e-12
+    )
+    with pytest.raises(ValueError, match="keep must have shape"):
+        model.logits_at(p, source, target, at, keep=np.ones((3, 5), bool))

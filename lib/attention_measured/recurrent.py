@@ -342,6 +342,40 @@ class EncoderDecoder:
         return features @ p["out.weight"].T + p["out.bias"], steps, record
 
     @checks.model_params
+    def state_at(self, p, source, target, at, scale=None) -> tuple:
+        """What the step that predicts word ``at[k]`` of target k reads under teacher forcing
+        (Part V): (h (N, m, D), s (N, H), o (N, H), previous word (N,)), for :meth:`logits_at`.
+
+        The states before that step do not depend on its attention, so Part V keeps them while
+        it changes the step's weights; a ``scale`` (N, m) of the source words runs them again.
+        """
+        h, s, _ = self.encode(p, source, scale)
+        target = checks.token_ids(target, "target", self.target_vocabulary, (len(h), None))
+        at = checks.integers(at, "at", 0, target.shape[1] - 1)
+        if at.shape != (len(h),):
+            raise ValueError(f"at must hold one word position per sentence, ({len(h)},)")
+        words = translation.shifted_right(target, self.bos)
+        o = np.zeros((len(h), self.hidden))
+        kept_s, kept_o = np.empty_like(s), np.zeros_like(o)
+        for t in range(at.max() + 1):
+            now = at == t
+            kept_s[now] = s[now]
+            if self.feeding:  # only input feeding reads the previous output
+                kept_o[now] = o[now]
+            step = self.step(p, h, s, o, words[:, t])
+            s, o = step.s, step.o
+        return h, kept_s, kept_o, words[np.arange(len(at)), at]
+
+    @checks.model_params
+    def logits_at(self, p, state, keep=None, weights=None) -> np.ndarray:
+        """Class scores (N, V) of the step that reads ``state`` (from :meth:`state_at`), with
+        Part V's changes to its attention: ``keep`` (N, m) boolean or ``weights`` (N, m)."""
+        if not (isinstance(state, tuple) and len(state) == 4):
+            raise TypeError("state must be the (h, s, o, word) of state_at")
+        last = self.step(p, *state, keep=keep, weights=weights)
+        return last.o @ p["out.weight"].T + p["out.bias"]
+
+    @checks.model_params
     def weights(self, p, source, target) -> np.ndarray:
         """Attention weights (N, n, m) under teacher forcing: row i is where word i looked."""
         if self.flavour is None:

@@ -14,9 +14,9 @@ known by construction, except where the page says why it is not:
 
 Each model's own forward pass takes Part V's three changes, ``keep``, ``weights`` and ``scale``
 (:func:`lesson.forward`, :meth:`taxonomy.Reader.forward`, :meth:`selfattention.HeadsReader.forward`,
-:meth:`memory.MemoryNetwork.forward`, :func:`udhr.read`, :meth:`recurrent.EncoderDecoder.step`
-and :meth:`transformer.Transformer.encode` and ``decode``): the functions here only choose the
-examples and hand the changes on.  :data:`MODELS` names every model, :func:`subjects` builds any
+:meth:`memory.MemoryNetwork.forward`, :func:`udhr.read`,
+:meth:`recurrent.EncoderDecoder.logits_at` and :meth:`transformer.Transformer.logits_at`): the
+functions here only choose the examples and hand the changes on.  :data:`MODELS` names every model, :func:`subjects` builds any
 of them by name and seed.
 """
 
@@ -216,32 +216,16 @@ def translation_subjects(name: str, seed: int = 0, lengths=TRANSLATION_LENGTHS) 
 
 
 def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
-    """Teacher forcing up to word ``at`` of each example, whose step takes the change.  The
-    states before that step do not depend on its weights, so they are kept; only a scaled
-    input runs the sentence again."""
-    previous = translation.shifted_right(target, model.bos)
-
-    def before(scale=None, rows=None):
-        """(h, s, o, previous word) as the step of each example's word ``at`` finds them."""
-        h, s, _ = model.encode(p, _rows(source, rows), scale)
-        words, stop = _rows(previous, rows), _rows(at, rows)
-        o = np.zeros((len(h), model.hidden))
-        kept_s, kept_o = np.empty_like(s), np.zeros_like(o)
-        for t in range(stop.max() + 1):
-            now = stop == t
-            kept_s[now] = s[now]
-            if model.feeding:  # only input feeding reads the previous output
-                kept_o[now] = o[now]
-            step = model.step(p, h, s, o, words[:, t])
-            s, o = step.s, step.o
-        return h, kept_s, kept_o, words[np.arange(len(stop)), stop]
-
-    own = before()
+    """Teacher forcing up to word ``at`` of each example, whose step takes the change
+    (:meth:`~attention_measured.recurrent.EncoderDecoder.state_at`)."""
+    own = model.state_at(p, source, target, at)
 
     def logits(weights=None, keep=None, scale=None, rows=None):
-        state = before(scale, rows) if scale is not None else [_rows(a, rows) for a in own]
-        last = model.step(p, *state, keep=keep, weights=weights)
-        return last.o @ p["out.weight"].T + p["out.bias"]
+        if scale is None:  # the states before the step do not change: keep them
+            state = tuple(_rows(a, rows) for a in own)
+        else:
+            state = model.state_at(p, *(_rows(a, rows) for a in (source, target, at)), scale)
+        return model.logits_at(p, state, keep=keep, weights=weights)
 
     weights = model.step(p, *own).attention.weights[:, 0]
     return Subject(label, weights, logits, truth=truth)
@@ -249,27 +233,15 @@ def _recurrent_subject(label, model, p, source, target, at, truth) -> Subject:
 
 def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
     """All words at once under the causal mask; a change reaches word ``at`` of each example
-    only (the removal through the memory mask of that word's row)."""
-    previous = translation.shifted_right(target, model.bos)
-    n, m = target.shape[1], source.shape[1]
-
-    def run(keep=None, scale=None, rows=None):
-        memory, _ = model.encode(p, _rows(source, rows), scale)
-        stop = _rows(at, rows)
-        every = np.arange(len(stop))
-        mask = None
-        if keep is not None:
-            mask = np.ones((len(stop), n, m), dtype=bool)
-            mask[every, stop] = keep
-        logits, weights, _ = model.decode(p, memory, _rows(previous, rows), mask)
-        return logits[every, stop], weights
+    only (:meth:`~attention_measured.transformer.Transformer.logits_at`)."""
 
     def logits(weights=None, keep=None, scale=None, rows=None):
         if weights is not None:
             raise ValueError(cannot["replace"])
-        return run(keep, scale, rows)[0]
+        chosen = (_rows(a, rows) for a in (source, target, at))
+        return model.logits_at(p, *chosen, keep=keep, scale=scale)[0]
 
-    _, weights = run()
+    _, weights = model.logits_at(p, source, target, at)
     cannot = {
         "replace": TRANSFORMER_REPLACE.format(
             rows=model.heads * model.layers, heads=model.heads, layers=model.layers

@@ -518,6 +518,25 @@ class Transformer:
         return shifted_right(target, self.bos)
 
     @checks.model_params
+    def logits_at(self, p, source, target, at, keep=None, scale=None) -> tuple[np.ndarray, list]:
+        """Class scores (N, V) of word ``at[k]`` of each target k under teacher forcing, and
+        every layer's weights (Part V).  All words are decoded at once under the causal mask;
+        Part V's changes reach word ``at`` only: ``keep`` (N, m) boolean, the source words its
+        row of every cross-attention may read, and ``scale`` (N, m) of the source words."""
+        memory, _ = self.encode(p, source, scale)
+        target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
+        n, m = target.shape[1], memory.shape[1]
+        at = checks.integers(at, "at", 0, n - 1)
+        if at.shape != (len(memory),):
+            raise ValueError(f"at must hold one word position per sentence, ({len(memory)},)")
+        every, mask = np.arange(len(at)), None
+        if keep is not None:
+            mask = np.ones((len(at), n, m), dtype=bool)
+            mask[every, at] = checks.mask(keep, "keep", (len(at), m))
+        logits, weights, _ = self.decode(p, memory, self._previous(target), mask)
+        return logits[every, at], weights
+
+    @checks.model_params
     def forward(self, p, source, target):
         """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n)."""
         memory, enc = self.encode(p, source)
