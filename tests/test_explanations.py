@@ -189,15 +189,15 @@ def test_subject_rankings_on_an_additive_model_worked_by_hand():
         subject.probabilities[:, 1], 1 / (1 + np.exp(-np.array([1 / 3, 1.5])))
     )
     assert list(subject.decision) == [1, 1]
-    # the decision's log-odds is the logit: ∂/∂a_t = v_t, and x_t ∂/∂x_t = a_t v_t
-    np.testing.assert_allclose(subject.importance("gradient"), [[2, 0, 1], [1, 3, 0.5]])
-    np.testing.assert_allclose(
-        subject.importance("gradient × input"), [[2, 0, 1], [1, 3, 0.5]] / np.array(3.0)
-    )
-    np.testing.assert_allclose(
-        subject.importance("attention × gradient"), subject.importance("gradient × input")
-    )
+    # the decision's log-odds is the logit: ∂p/∂a_t = p (1 − p) v_t, signed (Serrano & Smith),
+    # and x_t ∂m/∂x_t = a_t v_t
     p = subject.probabilities[:, 1]
+    values = np.array([[2, 0, -1], [1, 3, 0.5]])
+    np.testing.assert_allclose(subject.importance("gradient"), (p * (1 - p))[:, None] * values)
+    np.testing.assert_allclose(subject.importance("gradient × input"), np.abs(values) / 3.0)
+    np.testing.assert_allclose(
+        subject.importance("attention × gradient"), subject.importance("gradient") / 3.0
+    )
     without_0 = 1 / (1 + np.exp(0.5))  # steps 1 and 2 left: (0 − 1) / 2
     assert subject.importance("leave one out")[0, 0] == pytest.approx(abs(p[0] - without_0))
     assert X.first_share(subject.importance("gradient"), subject.truth) == 1.0
@@ -287,3 +287,97 @@ def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
 def test_a_subject_and_the_measures_refuse_what_they_cannot_read(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ------------------------------------------------------------------ the adversary's exact optimum
+def exact_linear_adversary(u, b, w0, epsilon):
+    """The largest JSD from w0 over weights w on the simplex whose output σ(u·w + b) is within
+    epsilon of σ(u·w0 + b): the constraint keeps u·w between two planes, JSD is convex, so the
+    maximum is at a vertex of the simplex cut by them, and every such vertex lies on an edge
+    (two parallel planes are never active together).  Enumerated here, independently."""
+    from scipy.special import expit, logit
+
+    p0 = expit(u @ w0 + b)
+    planes = [logit(q) - b for q in (p0 - epsilon, p0 + epsilon) if 0 < q < 1]
+    t = len(u)
+    vertices = [np.eye(t)[k] for k in range(t) if abs(expit(u[k] + b) - p0) <= epsilon]
+    for i in range(t):
+        for j in range(i + 1, t):
+            for c in planes:
+                if u[i] != u[j]:
+                    lam = (c - u[j]) / (u[i] - u[j])  # λ e_i + (1 − λ) e_j on the plane
+                    if 0 <= lam <= 1:
+                        vertices.append(lam * np.eye(t)[i] + (1 - lam) * np.eye(t)[j])
+    vertices = np.array(vertices)
+    return float(X.jensen_shannon(vertices, np.broadcast_to(w0, vertices.shape)).max())
+
+
+def linear_predict(u, b):
+    return lambda w: 1 / (1 + np.exp(-(np.asarray(w) @ u + b)))
+
+
+def test_the_adversary_finds_the_far_vertex_the_old_search_missed():
+    u, w0 = np.array([1.0, 1.0, -1.0]), np.array([[0.9998, 1e-4, 1e-4]])
+    found, divergence = X.adversarial_weights(linear_predict(u, 0.0), w0, 0.01)
+    assert divergence[0] == pytest.approx(exact_linear_adversary(u, 0.0, w0[0], 0.01), abs=1e-6)
+    assert divergence[0] > 0.69  # [0, 1, 0] is as good as [1, 0, 0] for the output
+    assert abs(linear_predict(u, 0.0)(found) - linear_predict(u, 0.0)(w0))[0] <= 0.01
+
+
+def test_the_adversary_reaches_the_exact_maximum_on_random_linear_models():
+    rng = np.random.RandomState(0)
+    for trial in range(32):
+        t = 2 + trial % 7
+        u, b = rng.normal(0, 3, t), rng.normal()
+        w0 = rng.dirichlet(np.full(t, 0.5))[None]
+        epsilon = [0.001, 0.01, 0.05][trial % 3]
+        found, divergence = X.adversarial_weights(linear_predict(u, b), w0, epsilon)
+        exact = exact_linear_adversary(u, b, w0[0], epsilon)
+        assert divergence[0] == pytest.approx(exact, abs=1e-6), trial
+        moved = abs(linear_predict(u, b)(found) - linear_predict(u, b)(w0))[0]
+        assert moved <= epsilon
+        np.testing.assert_allclose(found.sum(), 1.0)
+        assert found.min() >= 0
+
+
+def test_the_adversary_on_one_step_and_on_an_output_that_cannot_move():
+    one = X.adversarial_weights(lambda w: np.full(len(w), 0.7), [[1.0]], 0.01)
+    assert one[1][0] == 0.0
+    # an output that ignores the weights: any weights do, and a one-hot is the farthest
+    flat, divergence = X.adversarial_weights(lambda w: np.full(len(w), 0.7), [[0.5, 0.5]], 0.01)
+    # JSD([1, 0], [½, ½]): half of KL to the mean [¾, ¼] from each
+    by_hand = 0.5 * np.log(4 / 3) + 0.5 * (0.5 * np.log(2 / 3) + 0.5 * np.log(2))
+    assert divergence[0] == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_the_gradient_ranking_is_serrano_and_smiths_signed_one():
+    # step values [2, −1, 0.5]: raising weight 1 lowers the decision, so it ranks last, where
+    # a ranking by the gradient's size would put it second
+    values = np.array([[2.0, -1.0, 0.5]])
+
+    def logits(weights=None, keep=None, scale=None, rows=None):
+        a = np.full((len(values), 3), 1 / 3) if weights is None else weights
+        return np.stack([np.zeros(len(a)), (a * values).sum(axis=1)], axis=1)
+
+    subject = X.Subject("signed", np.full((1, 3), 1 / 3), logits)
+    order = np.argsort(-subject.importance("gradient"), axis=1)
+    assert order.tolist() == [[0, 2, 1]]
+
+
+def test_ties_count_against_the_method_in_every_ranking_measure():
+    values = np.array([[2.0, 0.0, -1.0]])
+
+    def predict(keep):  # the mean value of the steps kept, as a probability-like score
+        return (keep * values).sum(axis=1) / keep.sum(axis=1)
+
+    tied = np.zeros((1, 3))  # every step tied: the method could have chosen any
+    full = predict(np.ones((1, 3), bool))[0]  # 1/3
+    # removing step 0 leaves −0.5, step 1 leaves 0.5, step 2 leaves 1: the least removed is 2
+    assert X.comprehensiveness(predict, tied, 1)[0] == pytest.approx(full - 1.0)
+    # keeping one step alone: 2, 0 or −1; the least kept is step 2's −1
+    assert X.sufficiency(predict, tied, 1)[0] == pytest.approx(full - (-1.0))
+    assert X.rank_of_truth(tied, [0])[0] == 2
+    # no tie: the earlier behaviour, the top step itself
+    assert X.comprehensiveness(predict, [[3.0, 2.0, 1.0]], 1)[0] == pytest.approx(full + 0.5)
+    two = X.comprehensiveness(predict, [[1.0, 1.0, 0.0]], 2)[0]  # both tied steps go
+    assert two == pytest.approx(full - (-1.0))

@@ -36,7 +36,11 @@ def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
     value = x @ r
     pooled = (a * value).sum(axis=1, keepdims=True)
     by_hand = a * value + a * (value - pooled) * (x @ u)
-    np.testing.assert_allclose(subject.importance("gradient"), np.abs(value), rtol=1e-6)
+    # ∂p/∂a_t of the decision d: p_d (1 − p_d) times ±r·x_t, the sign that of d's logit
+    own = subject.probabilities[np.arange(len(x)), subject.decision]
+    sign = np.where(subject.decision == 1, 1.0, -1.0)
+    gradient = (own * (1 - own) * sign)[:, None] * value
+    np.testing.assert_allclose(subject.importance("gradient"), gradient, rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(subject.importance("gradient × input"), np.abs(by_hand), atol=1e-6)
     p, without = lesson.removal_effects(params, x)
     np.testing.assert_allclose(subject.importance("leave one out"), np.abs(without - p[:, None]))

@@ -13,9 +13,10 @@ function that re-runs the model:
   (DeYoung et al. 2020, ERASER);
 - :func:`rollout`, :func:`attention_flow`: attention through several layers (Abnar & Zuidema
   2020), the flow by NetworkX's maximum flow;
-- :func:`permutation_effect`, :func:`adversarial_weights`: how much the output moves when the
-  weights are shuffled, and how different weights can be while it stays put (Jain & Wallace
-  2019), the latter by SciPy's constrained optimiser;
+- :func:`permutation_test` (and its median, :func:`permutation_effect`),
+  :func:`adversarial_weights`: how much the output moves, and how often the decision flips,
+  when the weights are shuffled, and how different weights can be while it stays put (Jain &
+  Wallace 2019), the latter searched along every edge of the simplex;
 - :func:`heaviest_flips`, :func:`removed_to_flip`: decision flips when weights are zeroed
   (Serrano & Smith 2019);
 - :func:`frozen_weights_accuracy`: trained weights given to a model without attention
@@ -32,6 +33,9 @@ steps by every method; :mod:`attention_measured.subjects` builds one for each mo
 """
 
 from __future__ import annotations
+
+import itertools
+import math
 
 import networkx as nx
 import numpy as np
@@ -102,16 +106,47 @@ def jensen_shannon(p, q) -> np.ndarray:
     return np.nan_to_num(distance, nan=0.0) ** 2
 
 
-def _top_k_mask(importance: np.ndarray, k: int) -> np.ndarray:
-    """(N, T) boolean, True on each row's k most important steps (ties: the earlier step)."""
-    order = np.argsort(-importance, axis=1, kind="stable")[:, :k]
-    mask = np.zeros(importance.shape, dtype=bool)
-    np.put_along_axis(mask, order, True, axis=1)
-    return mask
+TIE_CHOICES = 5000  # the most ways of breaking one example's tie at the k-th step tried
+
+
+def _top_k_choices(importance: np.ndarray, k: int) -> list[np.ndarray]:
+    """Every way to take each row's k most important steps when some tie at the k-th: a list of
+    (N, T) boolean masks (a row with fewer ways repeats its last)."""
+    per_row = []
+    for row in importance:
+        kth = np.sort(row)[::-1][k - 1]
+        surely, tied = row > kth, np.flatnonzero(row == kth)
+        need = k - int(surely.sum())
+        if math.comb(len(tied), need) > TIE_CHOICES:
+            raise ValueError(
+                f"{math.comb(len(tied), need)} ways to break a tie at the k-th step; "
+                f"at most {TIE_CHOICES} are tried"
+            )
+        masks = []
+        for chosen in itertools.combinations(tied, need):
+            mask = surely.copy()
+            mask[list(chosen)] = True
+            masks.append(mask)
+        per_row.append(masks)
+    most = max(len(masks) for masks in per_row)
+    return [np.array([m[min(c, len(m) - 1)] for m in per_row]) for c in range(most)]
 
 
 def _check_k(k, importance: np.ndarray) -> int:
     return checks.integer(k, "k", 1, importance.shape[1])
+
+
+def _top_k_output(predict, importance, k: int, keep_top: bool, worst) -> np.ndarray:
+    """The decision's probability with the top-k steps removed (or alone, ``keep_top``), the
+    worst for the method over the ways of breaking ties (``worst``: np.maximum or np.minimum)."""
+    predict = checks.function(predict, "predict")
+    importance = _importance(importance, "importance")
+    out = None
+    for top in _top_k_choices(importance, _check_k(k, importance)):
+        p = np.asarray(predict(top if keep_top else ~top), dtype=float)
+        out = p if out is None else worst(out, p)
+    full = np.ones(importance.shape, dtype=bool)
+    return np.asarray(predict(full), dtype=float) - out
 
 
 def comprehensiveness(predict, importance, k: int) -> np.ndarray:
@@ -119,25 +154,19 @@ def comprehensiveness(predict, importance, k: int) -> np.ndarray:
 
     predict(keep) returns the model's probability of its original decision, (N,), for a
     boolean ``keep`` (N, T) of the steps it may read.  Large: the top steps carried the
-    decision.
+    decision.  Steps tied at the k-th place count against the method, as in
+    :func:`rank_of_truth`: of the ways to break the tie, the one that removes least is taken.
     """
-    predict = checks.function(predict, "predict")
-    importance = _importance(importance, "importance")
-    top = _top_k_mask(importance, _check_k(k, importance))
-    full = np.ones(importance.shape, dtype=bool)
-    return np.asarray(predict(full), dtype=float) - np.asarray(predict(~top), dtype=float)
+    return _top_k_output(predict, importance, k, False, np.maximum)
 
 
 def sufficiency(predict, importance, k: int) -> np.ndarray:
     """p(full input) − p(top-k steps alone), per example (DeYoung et al. 2020): (N,).
 
-    Small (or negative): the top steps suffice for the decision.
+    Small (or negative): the top steps suffice for the decision.  Ties count against the
+    method: of the ways to break a tie at the k-th place, the one that keeps least is taken.
     """
-    predict = checks.function(predict, "predict")
-    importance = _importance(importance, "importance")
-    top = _top_k_mask(importance, _check_k(k, importance))
-    full = np.ones(importance.shape, dtype=bool)
-    return np.asarray(predict(full), dtype=float) - np.asarray(predict(top), dtype=float)
+    return _top_k_output(predict, importance, k, True, np.minimum)
 
 
 def _layers(attentions) -> np.ndarray:
@@ -234,22 +263,41 @@ def _decisions(output) -> np.ndarray:
     return distribution(output).argmax(axis=1)
 
 
-def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.ndarray:
-    """The median output change over ``draws`` random shuffles of each row's weights (Jain &
-    Wallace 2019): (N,).  Small: which step gets which weight hardly matters.
+def permutation_test(predict, weights, draws: int = 100, seed: int = 0) -> dict[str, np.ndarray]:
+    """Each row's weights shuffled ``draws`` times at random (Jain & Wallace 2019): per example
+    (N,), the "median" and "mean" output change over the shuffles and the share of shuffles
+    that "flip" the decision (the most probable class).
 
-    predict(weights (N, T)) returns the output, (N,) or (N, K); see :func:`output_change`.
+    Jain & Wallace report the median.  Where outputs are saturated, the median stays near 0
+    whenever fewer than half of the shuffles flip the decision, however many do; the share
+    of flips says how many.  predict(weights (N, T)) returns the output, (N,) or (N, K); see
+    :func:`output_change`.
     """
     predict = checks.function(predict, "predict")
     weights = _weights(weights)
     draws = checks.integer(draws, "draws", 1)
     rng = np.random.RandomState(checks.seed(seed))
     base = predict(weights)
-    changes = np.empty((draws, len(weights)))
+    decision = _decisions(base)
+    changes, flips = np.empty((draws, len(weights))), np.empty((draws, len(weights)))
     for d in range(draws):
         order = np.argsort(rng.random_sample(weights.shape), axis=1)
-        changes[d] = output_change(predict(np.take_along_axis(weights, order, axis=1)), base)
-    return np.median(changes, axis=0)
+        shuffled = predict(np.take_along_axis(weights, order, axis=1))
+        changes[d] = output_change(shuffled, base)
+        flips[d] = _decisions(shuffled) != decision
+    return {
+        "median": np.median(changes, axis=0),
+        "mean": changes.mean(axis=0),
+        "flip": flips.mean(axis=0),
+    }
+
+
+def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.ndarray:
+    """The median output change over ``draws`` random shuffles of each row's weights (Jain &
+    Wallace 2019): (N,).  Small: which step gets which weight hardly matters.  The median of
+    :func:`permutation_test`, whose share of flipped decisions belongs beside it.
+    """
+    return permutation_test(predict, weights, draws, seed)["median"]
 
 
 def _zeroed(weights: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -299,14 +347,25 @@ def removed_to_flip(predict, weights, ranking) -> np.ndarray:
     return removed
 
 
+GRID = 33  # points on each edge of the simplex and on each segment to a vertex (the adversary)
+BISECTIONS = 40  # halvings that place each point where the output's change reaches epsilon
+CHUNK = 4096  # weight rows per call of predict
+
+
 def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """Weights as far from each row's as possible, in Jensen–Shannon divergence, while the
     output moves by at most ``epsilon`` in :func:`output_change` (Jain & Wallace 2019):
     (new weights (N, T), their divergence (N,), at most ln 2).
 
-    Found row by row with SciPy's SLSQP over the softmax's scores, started once from the
-    trained weights pushed towards each step; the best start that keeps the output within
-    epsilon wins.  ``predict`` is called on one row at a time, shaped (1, T).
+    ``predict`` is called with many candidate rows for one example at a time, (K, T) -> (K,) or
+    (K, C).  The search walks every edge of the simplex (weight shared between two steps) and
+    every segment from the row to a one-hot weight, at :data:`GRID` points each, and moves
+    each place where the output's change crosses ``epsilon`` onto the boundary by bisection;
+    the farthest point found within epsilon wins.  JSD is convex in the weights, so for a
+    model whose logit is linear in them the farthest weights lie at a vertex of the simplex cut
+    by the two planes of the constraint, and every such vertex lies on an edge: the search is
+    then exact (a test holds it to the enumerated vertices).  Jain & Wallace instead run Adam
+    on the weights' log-scores from random starts, with the constraint as a penalty.
     """
     predict = checks.function(predict, "predict")
     weights = _weights(weights)
@@ -316,29 +375,77 @@ def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, n
 
 
 def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
-    """One row of :func:`adversarial_weights`: the best of one SLSQP run from each step."""
+    """One row of :func:`adversarial_weights`: the farthest weights on the edges and segments."""
+    steps = len(row)
+    if steps == 1:
+        return row
     base = distribution(predict(row[None]))
+    decision = int(base[0].argmax())
 
-    def moved(w):
-        return float(output_change(predict(w[None]), base)[0])
+    def measured(points):  # (K, T) -> (output change (K,), decision's probability − base's)
+        change, side = np.empty(len(points)), np.empty(len(points))
+        for at in range(0, len(points), CHUNK):
+            out = distribution(predict(points[at : at + CHUNK]))
+            change[at : at + CHUNK] = output_change(out, np.broadcast_to(base, out.shape))
+            side[at : at + CHUNK] = out[:, decision] - base[0, decision]
+        return change, side
 
-    margin = 0.99 * epsilon  # the optimiser's tolerance stays inside epsilon
-    constraints = [{"type": "ineq", "fun": lambda z: margin - moved(softmax(z))}]
-    best, best_value = row, 0.0
-    for start in range(len(row)):  # from the trained weights, pushed towards one step
-        scores = np.log(row + 1e-12)
-        scores[start] += 2.0
-        result = minimize(
-            lambda z: -float(jensenshannon(softmax(z), row) ** 2),
-            scores,
-            method="SLSQP",
-            constraints=constraints,
+    corners = np.eye(steps)
+    i, j = np.triu_indices(steps, 1)
+    starts = np.concatenate([corners[j], np.broadcast_to(row, (steps, steps))])  # (P, T)
+    ends = np.concatenate([corners[i], corners])
+
+    def along(paths, lam):  # the points at lam (K,) along paths (K,)
+        return starts[paths] + lam[:, None] * (ends[paths] - starts[paths])
+
+    grid = np.linspace(0.0, 1.0, GRID)
+    paths = np.repeat(np.arange(len(starts)), GRID)
+    change, side = (a.reshape(-1, GRID) for a in measured(along(paths, np.tile(grid, len(starts)))))
+    inside = change <= epsilon
+    points = [along(paths[inside.ravel()], np.tile(grid, len(starts))[inside.ravel()])]
+    # where the change crosses epsilon between two grid points, bisect onto the boundary
+    p, g = np.nonzero(inside[:, :-1] != inside[:, 1:])
+    keep_left = inside[p, g]
+    points.append(_boundary(measured, along, p, grid[g], grid[g + 1], keep_left, epsilon))
+    # a band narrower than the grid: the decision's probability passes the base's between two
+    # points that both move the output too far; bisect to the crossing, then out to both edges
+    p, g = np.nonzero(
+        ~inside[:, :-1] & ~inside[:, 1:] & (np.sign(side[:, :-1]) != np.sign(side[:, 1:]))
+    )
+    if len(p):
+        lo, hi = grid[g].copy(), grid[g + 1].copy()
+        low_side = np.sign(side[p, g])
+        for _ in range(BISECTIONS):
+            mid = (lo + hi) / 2
+            same = np.sign(measured(along(p, mid))[1]) == low_side
+            lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        crossing = (lo + hi) / 2
+        ok = measured(along(p, crossing))[0] <= epsilon
+        p, crossing, g = p[ok], crossing[ok], g[ok]
+        points.append(along(p, crossing))
+        points.append(
+            _boundary(measured, along, p, grid[g], crossing, np.zeros(len(p), bool), epsilon)
         )
-        candidate = softmax(result.x)
-        value = float(jensenshannon(candidate, row) ** 2)
-        if moved(candidate) <= epsilon and value > best_value:
-            best, best_value = candidate, value
-    return best
+        points.append(
+            _boundary(measured, along, p, crossing, grid[g + 1], np.ones(len(p), bool), epsilon)
+        )
+    points = np.concatenate(points)
+    divergence = jensen_shannon(points, np.broadcast_to(row, points.shape))
+    return points[int(divergence.argmax())]
+
+
+def _boundary(measured, along, paths, left, right, keep_left, epsilon) -> np.ndarray:
+    """Points on ``paths`` between ``left`` and ``right`` (K,) where the output's change meets
+    epsilon, from the side that stays within it (the left where ``keep_left``)."""
+    if not len(paths):
+        return np.empty((0, along(np.zeros(0, int), np.zeros(0)).shape[1]))
+    good = np.where(keep_left, left, right)
+    bad = np.where(keep_left, right, left)
+    for _ in range(BISECTIONS):
+        mid = (good + bad) / 2
+        ok = measured(along(paths, mid))[0] <= epsilon
+        good, bad = np.where(ok, mid, good), np.where(ok, bad, mid)
+    return along(paths, good)
 
 
 def frozen_weights_accuracy(weights, inputs, labels, heldout) -> float:
@@ -482,11 +589,16 @@ class Subject:
         return self.output(weights=weights)
 
     def row_predict(self, row: int):
-        """predict for example ``row`` alone: weights (1, T) -> probabilities (1, K)."""
+        """predict for example ``row`` alone: candidate weights (K, T) for that one example ->
+        probabilities (K, C)."""
         self.check("replace")
-        rows = np.array([checks.index(row, "row", len(self.weights))])
+        row = checks.index(row, "row", len(self.weights))
 
-        return lambda weights: softmax(self._logits(weights=weights, rows=rows))
+        def predict(weights):
+            weights = checks.array(weights, "weights", shape=(None, self.weights.shape[1]))
+            return softmax(self._logits(weights=weights, rows=np.full(len(weights), row)))
+
+        return predict
 
     def keep_predict(self, keep) -> np.ndarray:
         """(N,) the probability of the model's own decision when it may attend only where
@@ -505,15 +617,20 @@ class Subject:
         top = others.max(axis=1)
         return own - top - np.log(np.exp(others - top[:, None]).sum(axis=1))
 
+    def _spread(self) -> np.ndarray:
+        """p (1 − p) of the decision, 1 − p summed from the other classes: (N,)."""
+        own = self._of_decision(self.probabilities)
+        return own * (self.probabilities.sum(axis=1) - own)
+
     def _slope(self, name: str, start: np.ndarray) -> np.ndarray:
-        """|∂ margin / ∂ start_t| for each step t, by central differences: (N, T)."""
+        """∂ margin / ∂ start_t for each step t, by central differences: (N, T), signed."""
         out = np.empty(self.weights.shape)
         for t in range(self.weights.shape[1]):
             up, down = start.copy(), start.copy()
             up[:, t] += STEP
             down[:, t] -= STEP
             out[:, t] = (self._margin(**{name: up}) - self._margin(**{name: down})) / (2 * STEP)
-        return np.abs(out)
+        return out
 
     # -------------------------------------------------------------- rankings
     def supports(self, method: str) -> str | None:
@@ -526,9 +643,11 @@ class Subject:
         """(N, T) each step's importance by ``method``, larger meaning more important:
 
         - ``"attention"``: the weights;
-        - ``"gradient"``: |∂ m / ∂ a_t|, m the decision's log-odds and a the weights
-          (Serrano & Smith 2019);
-        - ``"attention × gradient"``: a_t |∂ m / ∂ a_t| (Serrano & Smith 2019);
+        - ``"gradient"``: ∂ p / ∂ a_t, signed, p the decision's probability and a the weights,
+          as Serrano & Smith (2019) rank, largest first: the step whose weight would raise the
+          decision most.  Computed as p (1 − p) ∂ m / ∂ a_t, m the decision's log-odds, which
+          keeps its digits where p is within rounding of 1;
+        - ``"attention × gradient"``: a_t ∂ p / ∂ a_t, signed (Serrano & Smith 2019);
         - ``"gradient × input"``: |∂ m / ∂ x_t · x_t|, the change of m as step t's input is
           scaled (Jain & Wallace 2019 rank by the gradient with respect to the input);
         - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
@@ -549,11 +668,11 @@ class Subject:
         if method == "attention":
             return self.weights
         if method == "gradient":
-            return self._slope("weights", self.weights)
+            return self._spread()[:, None] * self._slope("weights", self.weights)
         if method == "attention × gradient":
             return self.weights * self.importance("gradient")
         if method == "gradient × input":
-            return self._slope("scale", np.ones((n, steps)))
+            return np.abs(self._slope("scale", np.ones((n, steps))))
         if method == "leave one out":  # Part I's removal test, on the decision's probability
             own = self._of_decision(self.probabilities)
             return measures.effects(
@@ -570,7 +689,7 @@ class Subject:
 
 # ------------------------------------------------------------------ every measure on one model
 EPSILON = 0.01  # Jain & Wallace's tolerance: the output may move this much (total variation)
-ADVERSARIAL_ROWS = 12  # examples of each model searched for adversarial weights (the costly one)
+ADVERSARIAL_ROWS = 40  # examples of each model searched for adversarial weights (the costly one)
 REMOVAL_RANKINGS = ("attention", "random", "gradient", "attention × gradient")
 MEASURES = {
     "first": "share of examples whose true cause the ranking puts first",
@@ -578,6 +697,7 @@ MEASURES = {
     "τ gradient × input": "median Kendall τ of attention and gradient × input",
     "τ leave one out": "median Kendall τ of attention and leave one out",
     "permutation": "median output change when the weights are shuffled",
+    "permutation flips": "mean share of shuffles of the weights that flip the decision",
     "adversarial": f"median JSD of weights found within ε = {EPSILON} of the output",
     "uniform kept": "share of decisions kept when every weight is 1/T",
     "flips heaviest": "share of decisions flipped by zeroing the heaviest weight",
@@ -651,12 +771,21 @@ def _card(s: Subject, rng, add, cannot, searched) -> None:
     for method in ("attention", "gradient × input", "leave one out"):
         add(f"comprehensiveness: {method}", comprehensiveness(s.keep_predict, ranked[method], 1))
         add(f"sufficiency: {method}", sufficiency(s.keep_predict, ranked[method], 1))
-    replacing = ["permutation", "adversarial", "uniform kept", "flips heaviest", "flips random"]
+    replacing = [
+        "permutation",
+        "permutation flips",
+        "adversarial",
+        "uniform kept",
+        "flips heaviest",
+        "flips random",
+    ]
     replacing += [f"removed: {method}" for method in REMOVAL_RANKINGS]
     if "replace" in s.cannot:
         cannot.update({name: s.cannot["replace"] for name in replacing})
         return
-    add("permutation", permutation_effect(s.predict, s.weights, seed=rng.randint(2**31)))
+    shuffled = permutation_test(s.predict, s.weights, seed=rng.randint(2**31))
+    add("permutation", shuffled["median"])
+    add("permutation flips", shuffled["flip"])
     for r in searched:
         add("adversarial", adversarial_weights(s.row_predict(r), s.weights[[r]], EPSILON)[1])
     uniform = np.full(s.weights.shape, 1.0 / steps)

@@ -16,8 +16,8 @@ Each model's own forward pass takes Part V's three changes, ``keep``, ``weights`
 (:func:`lesson.forward`, :meth:`taxonomy.Reader.forward`, :meth:`selfattention.HeadsReader.forward`,
 :meth:`memory.MemoryNetwork.forward`, :func:`udhr.read`,
 :meth:`recurrent.EncoderDecoder.logits_at` and :meth:`transformer.Transformer.logits_at`): the
-functions here only choose the examples and hand the changes on.  :data:`MODELS` names every model, :func:`subjects` builds any
-of them by name and seed.
+functions here only choose the examples and hand the changes on.  :data:`MODELS` names every
+model, :func:`subjects` builds any of them by name and seed.
 """
 
 from __future__ import annotations
@@ -180,9 +180,9 @@ def _udhr_sentence(params, tokens, seed: int) -> Subject:
 # ------------------------------------------------------------------ Part IV
 TRANSLATION_LENGTHS = (6, 10, 14)  # the test lengths explained: short, middle, trained-longest
 TRANSFORMER_REPLACE = (
-    "its cross-attention holds {heads} heads of weights in each of its {layers} layer(s), {rows} "
-    "rows for each word, so no one row of weights is the model's to replace; its rankings start "
-    "from the last layer's rows averaged over the heads"
+    "its cross-attention holds {heads} heads of weights in {layers}, {rows} rows for each word, "
+    "so no one row of weights is the model's to replace; its rankings start from the last "
+    "layer's rows averaged over the heads"
 )
 
 
@@ -244,7 +244,9 @@ def _transformer_subject(label, model, p, source, target, at, truth) -> Subject:
     _, weights = model.logits_at(p, source, target, at)
     cannot = {
         "replace": TRANSFORMER_REPLACE.format(
-            rows=model.heads * model.layers, heads=model.heads, layers=model.layers
+            rows=model.heads * model.layers,
+            heads=model.heads,
+            layers="its one layer" if model.layers == 1 else f"each of its {model.layers} layers",
         )
     }
     own = weights[-1]["cross"].mean(axis=1)[np.arange(len(at)), at]  # (N, m)

@@ -2,9 +2,10 @@
 
 :func:`card` runs :func:`attention_measured.explanations.scorecard` on one model and seed.  The
 whole sweep (:func:`sweep`, every model of :data:`attention_measured.subjects.MODELS` on each of
-its seeds, 160 cards) takes about ten minutes on two cores, so its result ships with the package
-as ``verdict.json``: :func:`stored` loads it, :func:`write` makes it again, a test recomputes
-some of its cards, and ``make bench`` times a slice.  :func:`spread` and :func:`table` read it.
+its seeds, 166 cards and 23 yardsticks) takes a few minutes on two cores, so its result ships
+with the package as ``verdict.json``: :func:`stored` loads it, :func:`write` makes it again, a
+test recomputes some of its cards, and ``make bench`` times a slice.  :func:`spread` and
+:func:`table` read it.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def sweep(models=None, processes: int = 2, progress: bool = True) -> dict:
 
 def write(path=FILE, processes: int = 2) -> Path:
     """Run :func:`sweep` on every model and store it as JSON at ``path``.  The folder is checked
-    before the ten-minute sweep starts, not after."""
+    before the sweep starts, not after."""
     path = Path(path)
     if not path.parent.is_dir():
         raise FileNotFoundError(f"path's folder {path.parent} does not exist: make it first")
