@@ -1,0 +1,196 @@
+"""Part V's measures against references written from the papers, on the awkward cases.
+
+Each reference below is a plain loop, written from the paper's definition (and, where the paper
+has public code, checked against it: samiraabnar/attention_flow for rollout and flow,
+successar/AttentionExplanation for the Jensen–Shannon divergence and the permutation test,
+jayded/eraserbenchmark for comprehensiveness and sufficiency, serrano-s/attn-tests for the
+flips).  The cases are the ones where an implementation goes wrong: one step, uniform weights,
+one-hot weights, ties, and weights of exactly zero.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from attention_measured import explanations as X
+
+CASES = {  # name: weight rows (N, T), every row on the simplex
+    "one step": np.array([[1.0], [1.0]]),
+    "uniform": np.full((2, 4), 0.25),
+    "one-hot": np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),
+    "tied": np.array([[0.4, 0.4, 0.2], [0.3, 0.3, 0.4]]),
+    "zero weights": np.array([[0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.9, 0.1]]),
+}
+
+
+def _kl(x, m):
+    return sum(x_i * math.log(x_i / m_i) for x_i, m_i in zip(x, m) if x_i > 0)
+
+
+def jsd_reference(p, q):
+    """½ KL(p ‖ m) + ½ KL(q ‖ m), m their mean, in nats, with 0 log 0 = 0."""
+    out = []
+    for a, b in zip(p, q):
+        a, b = a / a.sum(), b / b.sum()
+        m = (a + b) / 2
+        out.append(0.5 * _kl(a, m) + 0.5 * _kl(b, m))
+    return np.array(out)
+
+
+def tau_b_reference(a, b):
+    """Kendall's tau-b over every pair of steps: (C − D) / sqrt((P − ties in a)(P − ties in b))."""
+    concordant = discordant = ties_a = ties_b = pairs = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        pairs += 1
+        da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
+        ties_a += da == 0
+        ties_b += db == 0
+        if da and db:
+            concordant += da == db
+            discordant += da != db
+    denominator = math.sqrt((pairs - ties_a) * (pairs - ties_b))
+    return (concordant - discordant) / denominator if denominator else float("nan")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jensen_shannon_is_the_papers_divergence(case):
+    w = CASES[case]
+    uniform = np.full(w.shape, 1.0 / w.shape[1])
+    reversed_ = w[:, ::-1]
+    for other in (w, uniform, reversed_):
+        np.testing.assert_allclose(X.jensen_shannon(w, other), jsd_reference(w, other), atol=1e-15)
+    assert np.all(X.jensen_shannon(w, w) == 0.0)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_kendall_tau_is_tau_b_and_nan_without_an_order(case):
+    w = CASES[case]
+    other = np.array([np.arange(w.shape[1], dtype=float)] * len(w))
+    got = X.kendall_tau(w, other)
+    expected = [tau_b_reference(a, b) for a, b in zip(w, other)]
+    np.testing.assert_allclose(got, expected, equal_nan=True)
+    if case in ("one step", "uniform"):
+        assert np.all(np.isnan(got))  # a constant row orders nothing
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_rank_of_the_truth_counts_ties_against_the_method(case):
+    w = CASES[case]
+    for truth in range(w.shape[1]):
+        truths = np.full(len(w), truth)
+        expected = [sum(row[t] >= row[truth] for t in range(len(row)) if t != truth) for row in w]
+        np.testing.assert_array_equal(X.rank_of_truth(w, truths), expected)
+
+
+def rollout_reference(layers):
+    """Abnar and Zuidema's code: each layer plus the identity, rows renormalised, multiplied from
+    the first layer up (their compute_joint_attention)."""
+    joint = None
+    for att in layers:
+        augmented = att + np.eye(len(att))
+        augmented = augmented / augmented.sum(axis=-1, keepdims=True)
+        joint = augmented if joint is None else augmented @ joint
+    return joint
+
+
+@pytest.mark.parametrize("case", ["one step", "uniform", "one-hot", "tied", "zero weights"])
+def test_rollout_is_abnar_and_zuidemas_joint_attention(case):
+    rng = np.random.RandomState(0)
+    t = CASES[case].shape[1]
+    rows = np.stack([CASES[case][rng.randint(len(CASES[case]))] for _ in range(t)])
+    layers = np.stack([rows, rows[::-1], rng.dirichlet(np.ones(t), t)])  # three layers
+    np.testing.assert_allclose(X.rollout(layers), rollout_reference(layers), atol=1e-15)
+
+
+def test_flow_through_one_layer_is_each_edges_capacity():
+    # one layer: the only path from output i to input j is the edge i -> j itself
+    rng = np.random.RandomState(1)
+    for t in (1, 2, 4):
+        att = rng.dirichlet(np.ones(t), t)
+        att[0] = np.eye(t)[t - 1]  # a one-hot row, with zero weights
+        mixed = 0.5 * att + 0.5 * np.eye(t)
+        np.testing.assert_allclose(X.attention_flow(att[None]), mixed, atol=1e-12)
+
+
+def binary_predict(values):
+    """A model whose probability of label 1 is σ(Σ_t w_t v_t): weights (N, T) -> (N,)."""
+    return lambda w: 1 / (1 + np.exp(-(np.asarray(w) * values).sum(axis=1)))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "one step"])
+def test_comprehensiveness_and_sufficiency_by_eraser_with_ties_against_the_method(case):
+    w = CASES[case]
+    values = np.linspace(-2.0, 3.0, w.shape[1])[None].repeat(len(w), 0)
+    values[1] = values[1][::-1]
+    p = binary_predict(values)
+    decision = p(w) > 0.5
+
+    def keep_predict(keep):  # the decision's probability, reading only the kept steps
+        kept = np.where(keep, w, 0.0)
+        total = kept.sum(axis=1, keepdims=True)
+        kept = np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
+        q = p(kept)
+        return np.where(decision, q, 1 - q)
+
+    importance = w  # rank by the weights themselves
+    full = keep_predict(np.ones(w.shape, bool))
+    for k in (1, 2):
+        worst_comp, worst_suff = [], []
+        for n, row in enumerate(importance):
+            kth = np.sort(row)[::-1][k - 1]
+            sure, tied = row > kth, np.flatnonzero(row == kth)
+            comp, suff = [], []
+            for chosen in itertools.combinations(tied, k - sure.sum()):
+                top = sure.copy()
+                top[list(chosen)] = True
+                keep = np.ones(w.shape, bool)
+                keep[n] = ~top
+                comp.append(full[n] - keep_predict(keep)[n])
+                keep[n] = top
+                suff.append(full[n] - keep_predict(keep)[n])
+            worst_comp.append(min(comp))  # ties against the method: the least removed
+            worst_suff.append(max(suff))  # and the least kept
+        np.testing.assert_allclose(X.comprehensiveness(keep_predict, importance, k), worst_comp)
+        np.testing.assert_allclose(X.sufficiency(keep_predict, importance, k), worst_suff)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_permutation_test_is_jain_and_wallaces_with_its_flips(case):
+    w = CASES[case]
+    values = np.linspace(-1.0, 2.0, w.shape[1])[None].repeat(len(w), 0)
+    predict = binary_predict(values)
+    got = X.permutation_test(predict, w, draws=30, seed=3)
+    rng = np.random.RandomState(3)
+    base = predict(w)
+    changes, flips = [], []
+    for _ in range(30):  # the same draws, one shuffle of every row at a time
+        order = np.argsort(rng.random_sample(w.shape), axis=1)
+        shuffled = predict(np.take_along_axis(w, order, axis=1))
+        changes.append(np.abs(shuffled - base))
+        flips.append((shuffled > 0.5) != (base > 0.5))
+    np.testing.assert_allclose(got["median"], np.median(changes, axis=0))
+    np.testing.assert_allclose(got["mean"], np.mean(changes, axis=0))
+    np.testing.assert_allclose(got["flip"], np.mean(flips, axis=0))
+    if case in ("one step", "uniform"):  # nothing to shuffle: nothing moves
+        assert np.all(got["median"] == 0) and np.all(got["flip"] == 0)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "one step"])
+def test_zeroing_the_heaviest_weight_is_serrano_and_smiths_flip(case):
+    w = CASES[case]
+    values = np.array([np.linspace(2.0, -3.0, w.shape[1])] * len(w))
+    predict = binary_predict(values)
+    heaviest, _ = X.heaviest_flips(predict, w, seed=0)
+    flipped = []
+    for row, v in zip(w, values):
+        zeroed = row.copy()
+        zeroed[np.argmax(row)] = 0.0  # the first heaviest, as their argmax takes it
+        if zeroed.sum() == 0:  # a one-hot row has nothing left to renormalise
+            zeroed[:] = 0.0
+        else:
+            zeroed /= zeroed.sum()
+        before, after = (1 / (1 + np.exp(-(x * v).sum())) for x in (row, zeroed))
+        flipped.append((before > 0.5) != (after > 0.5))
+    assert heaviest == pytest.approx(np.mean(flipped))
