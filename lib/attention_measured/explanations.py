@@ -437,8 +437,6 @@ def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
 def _boundary(measured, along, paths, left, right, keep_left, epsilon) -> np.ndarray:
     """Points on ``paths`` between ``left`` and ``right`` (K,) where the output's change meets
     epsilon, from the side that stays within it (the left where ``keep_left``)."""
-    if not len(paths):
-        return np.empty((0, along(np.zeros(0, int), np.zeros(0)).shape[1]))
     good = np.where(keep_left, left, right)
     bad = np.where(keep_left, right, left)
     for _ in range(BISECTIONS):
@@ -567,7 +565,7 @@ class Subject:
     # -------------------------------------------------------------- running the model
     def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
         """Class probabilities (N, K) (see the class docstring for the three changes)."""
-        shape = self.weights.shape if hasattr(self, "weights") else None
+        shape = self.weights.shape
         if weights is not None:
             weights = checks.array(weights, "weights", shape=shape, copy=False)
         if keep is not None:
