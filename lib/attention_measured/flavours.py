@@ -551,8 +551,9 @@ def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
     return Attention(scores, weights, weights @ h, score_cache, weight_cache)
 
 
-def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
-    """Gradients of :func:`attend`, given the gradient of the context (N, n, D).
+def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None):
+    """Gradients of :func:`attend`, given the gradient of the context (N, n, D), and of the
+    weights themselves (N, n, m) when a loss reads them (Part V, section 2's adversary).
 
     Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
     """
@@ -565,7 +566,13 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context):
     h = checks.array(h, "h", ndim=3, copy=False)
     if s is not None:
         s = checks.array(s, "s", copy=False)
-    grad_weights = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
+    through_context = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
+    if grad_weights is None:
+        grad_weights = through_context
+    else:
+        grad_weights = through_context + checks.array(
+            grad_weights, "grad_weights", shape=att.weights.shape, copy=False
+        )
     grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
         p, att.scores, s, att.weights, att.weight_cache, grad_weights

@@ -283,16 +283,43 @@ def backward(params: Params, inputs: np.ndarray, labels: np.ndarray, fwd: Forwar
     if not isinstance(fwd, Forward):
         raise TypeError(f"fwd must be the Forward of lesson.forward, got {type(fwd).__name__}")
     labels = checks.labels(labels)
-    score_direction, readout_direction = effective(params)
-    x = _step_major(_check_inputs(inputs), score_direction.ndim - 1)  # (C, T, 1..., N)
+    checks.params(params, "params", NAMES)
+    x = _step_major(_check_inputs(inputs), params.bias.ndim)  # (C, T, 1..., N)
     if labels.shape != inputs.shape[:1]:
         raise ValueError(f"labels must hold one label per sequence, ({len(inputs)},)")
     n = len(labels)
     grad_logit = (probability(fwd.logit) - labels) / n  # (R..., N)
+    return _chain(params, x, fwd, grad_logit)
+
+
+def backward_from(
+    params: Params, inputs: np.ndarray, fwd: Forward, grad_logit, grad_weights=None
+) -> Params:
+    """The gradients of any loss of the logits (R..., N) and, when it reads them (Part V,
+    section 2's adversary), of the attention weights (R..., N, T): :func:`backward`'s chain
+    rule, from a loss of the caller's own."""
+    if not isinstance(fwd, Forward):
+        raise TypeError(f"fwd must be the Forward of lesson.forward, got {type(fwd).__name__}")
+    checks.params(params, "params", NAMES)
+    x = _step_major(_check_inputs(inputs), params.bias.ndim)  # (C, T, 1..., N)
+    grad_logit = checks.array(grad_logit, "grad_logit", shape=fwd.logit.shape, copy=False)
+    if grad_weights is not None:
+        grad_weights = checks.array(
+            grad_weights, "grad_weights", shape=fwd.weights.shape, copy=False
+        )
+        grad_weights = np.moveaxis(grad_weights, -1, 0)  # steps first, as forward keeps them
+    return _chain(params, x, fwd, grad_logit, grad_weights)
+
+
+def _chain(params, x, fwd, grad_logit, grad_weights=None) -> Params:
+    """Gradients from grad_logit (R..., N) and extra weight gradients (T, R..., N), inputs in
+    the steps-first layout x (C, T, 1..., N)."""
+    score_direction, readout_direction = effective(params)
     grad_bias = grad_logit.sum(axis=-1)
     grad_readout_direction = np.einsum("...n,...nc->...c", grad_logit, fwd.pooled)  # (R..., C)
-    grad_weights = _along_steps(x, readout_direction)  # (T, R..., N)
-    grad_weights *= grad_logit
+    through_logit = _along_steps(x, readout_direction)  # (T, R..., N)
+    through_logit *= grad_logit
+    grad_weights = through_logit if grad_weights is None else through_logit + grad_weights
     grad_scores = softmax_backward(fwd.step_weights, grad_weights, axis=0)
     grad_score_direction = np.einsum("t...n,ct...n->...c", grad_scores, x)  # (R..., C)
     # effective(): score_direction = W_Kᵀ q / sqrt(D), readout_direction = W_Vᵀ w

@@ -246,11 +246,25 @@ class Reader:
         inputs = self._check(inputs)
         fwd = self.forward(p, inputs)
         loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
+        return loss, self.backward(p, inputs, fwd, g_out)
+
+    @checks.model_params
+    def backward(self, p, inputs, fwd: Pass, grad_output, grad_weights=None) -> Params:
+        """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
+        the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
+        inputs = self._check(inputs)
+        if not isinstance(fwd, Pass):
+            raise TypeError(f"fwd must be the Pass of forward, got {type(fwd).__name__}")
+        g_out = checks.array(grad_output, "grad_output", shape=inputs.shape[:1], copy=False)
+        if grad_weights is not None:
+            grad_weights = checks.array(
+                grad_weights, "grad_weights", shape=inputs.shape[:2], copy=False
+            )[:, None]
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_context = g_out[:, None, None] * p["readout"]
         s = self.queries(p, len(inputs))
         flavour_grads, g_h, g_s = attend_backward(
-            self.flavour, p, fwd.h, s, fwd.attention, g_context
+            self.flavour, p, fwd.h, s, fwd.attention, g_context, grad_weights
         )
         grads.update(flavour_grads)
         if self.flavour.needs_query:
@@ -258,7 +272,7 @@ class Reader:
         if self.encoder == "tanh":
             g_h = g_h * (1 - fwd.h**2)
         grads.update(enc_E=np.einsum("ntd,ntc->dc", g_h, inputs), enc_c=g_h.sum(axis=(0, 1)))
-        return loss, grads
+        return grads
 
 
 # ------------------------------------------------------------------ Hierarchical
