@@ -33,6 +33,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "comparison",
     "explanations",
     "subjects",
+    "adversarial_training",
     "verdict",
     "source_texts",
 ]

@@ -30,6 +30,7 @@ from . import checks, comparison, lesson, memory, taxonomy, translation, udhr
 from . import selfattention as sa
 from .cache import remembered
 from .explanations import Subject
+from .params import Params
 
 LESSON_SEEDS = tuple(
     range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 100)
@@ -58,15 +59,21 @@ def _lesson_stack():
     return heldout, lesson.train_runs(LESSON_SEEDS, train_set).params
 
 
-def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
-    """Part I's network trained from ``seed`` (one of :data:`LESSON_SEEDS`; the lesson's runs 1
-    and 2 are the first two) on its 180 held-out sequences: logit = r·Σ_t a_t x_t + b."""
+def lesson_network(seed: int = LESSON_SEEDS[0]) -> Params:
+    """Part I's network trained from ``seed``, one of :data:`LESSON_SEEDS` (the lesson's runs 1
+    and 2 are the first two), as section 5 trains all 100 at once."""
     if seed not in LESSON_SEEDS:
         raise ValueError(
             f"seed must be one of Part I's 100 seeds, {LESSON_SEEDS[0]} to {LESSON_SEEDS[-1]}"
         )
-    heldout, stack = _lesson_stack()
-    params = stack.select(LESSON_SEEDS.index(seed))
+    return _lesson_stack()[1].select(LESSON_SEEDS.index(seed))
+
+
+def lesson_subject(seed: int = LESSON_SEEDS[0]) -> Subject:
+    """Part I's network trained from ``seed`` (one of :data:`LESSON_SEEDS`; the lesson's runs 1
+    and 2 are the first two) on its 180 held-out sequences: logit = r·Σ_t a_t x_t + b."""
+    params = lesson_network(seed)
+    heldout = _lesson_stack()[0]
     x = heldout.inputs  # (N, T, C)
 
     def logits(rows=None, **change):  # keep, weights or scale, as lesson.forward takes them
