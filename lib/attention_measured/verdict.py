@@ -15,17 +15,34 @@ from pathlib import Path
 
 import numpy as np
 
-from . import checks, explanations, subjects
+from . import adversarial_training, checks, explanations, subjects
 from .blas import one_thread
 
 FILE = Path(__file__).with_name("verdict.json")
 
 
+ADVERSARIAL_TRAINING = (
+    "Wiegreffe and Pinter's adversary trains the model again; the book trains it for the models "
+    "of Part I's task (Part I's network and the flavours of Part III, section 4)"
+)
+
+
 @one_thread
 def card(model: str, seed: int) -> dict:
     """Every measure of ``model`` (a key of subjects.MODELS) trained from ``seed``:
-    {"values": {measure: float}, "cannot": {measure: reason}}."""
-    return explanations.scorecard(subjects.subjects(model, seed), seed=seed)
+    {"values": {measure: float}, "cannot": {measure: reason}}, and for the models of
+    :data:`adversarial_training.MODELS` "adversarial training": {λ: its report} as well, with
+    :func:`adversarial_training.reached` among the values."""
+    made = explanations.scorecard(subjects.subjects(model, seed), seed=seed)
+    if model not in adversarial_training.MODELS:
+        made["cannot"]["adversarial training"] = ADVERSARIAL_TRAINING
+        return made
+    made["values"]["adversarial training"] = adversarial_training.reached(model, seed)
+    made["adversarial training"] = {
+        str(strength): report
+        for strength, report in adversarial_training.sweep(model, seed).items()
+    }
+    return made
 
 
 @one_thread
