@@ -194,3 +194,108 @@ def test_zeroing_the_heaviest_weight_is_serrano_and_smiths_flip(case):
         before, after = (1 / (1 + np.exp(-(x * v).sum())) for x in (row, zeroed))
         flipped.append((before > 0.5) != (after > 0.5))
     assert heaviest == pytest.approx(np.mean(flipped))
+
+
+def max_flow_reference(capacity: dict, source, sink) -> float:
+    """The maximum flow as a linear programme (SciPy's linprog), not NetworkX: maximise the flow
+    out of the source, each edge within its capacity, conserved at every other node."""
+    from scipy.optimize import linprog
+
+    edges = list(capacity)
+    nodes = {n for edge in edges for n in edge} - {source, sink}
+    objective = [-1.0 if a == source else (1.0 if b == source else 0.0) for a, b in edges]
+    balance = [[(a == n) - (b == n) for a, b in edges] for n in sorted(nodes, key=str)]
+    solved = linprog(
+        objective,
+        A_eq=balance or None,
+        b_eq=[0.0] * len(balance) or None,
+        bounds=[(0.0, capacity[e]) for e in edges],
+    )
+    return -solved.fun
+
+
+@pytest.mark.parametrize("case", ["uniform", "one-hot", "tied", "zero weights"])
+def test_flow_through_several_layers_is_the_maximum_flow_of_abnar_and_zuidemas_graph(case):
+    """Their graph: node (l, j) is position j after layer l, an edge (l + 1, i) -> (l, j) carries
+    layer l's mixed weight ½ a_ij + ½ [i = j]; the flow from the last layer's i to input j."""
+    rng = np.random.RandomState(2)
+    t = CASES[case].shape[1]
+    rows = np.stack([CASES[case][rng.randint(len(CASES[case]))] for _ in range(t)])
+    layers = np.stack([rows, rng.dirichlet(np.ones(t), t)])  # two layers
+    mixed = 0.5 * layers + 0.5 * np.eye(t)
+    capacity = {
+        ((layer + 1, i), (layer, j)): mixed[layer, i, j]
+        for layer in range(2)
+        for i in range(t)
+        for j in range(t)
+        if mixed[layer, i, j] > 0
+    }
+    expected = [[max_flow_reference(capacity, (2, i), (0, j)) for j in range(t)] for i in range(t)]
+    np.testing.assert_allclose(X.attention_flow(layers), expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "one step"])
+def test_the_share_removed_before_a_flip_is_serrano_and_smiths(case):
+    """Steps zeroed one at a time in the ranking's order (ties: the earlier step first), the
+    rest renormalised, until the decision flips; 1 where it never does before the last step."""
+    w = CASES[case]
+    values = np.array([np.linspace(2.0, -3.0, w.shape[1])] * len(w))
+    values[1] = values[1][::-1]
+    predict = binary_predict(values)
+    ranking = w + np.linspace(0.0, 1e-3, w.shape[1])  # no ties in this ranking but w's own
+    for importance in (w, ranking):
+        expected = []
+        for row, v, rank in zip(w, values, importance):
+            order = sorted(range(len(row)), key=lambda t: -rank[t])  # sorted() is stable
+            before = 1 / (1 + np.exp(-(row * v).sum())) > 0.5
+            share = 1.0
+            for k in range(1, len(row)):
+                zeroed = row.copy()
+                zeroed[order[:k]] = 0.0
+                zeroed = zeroed / zeroed.sum() if zeroed.sum() > 0 else zeroed
+                if (1 / (1 + np.exp(-(zeroed * v).sum())) > 0.5) != before:
+                    share = k / len(row)
+                    break
+            expected.append(share)
+        np.testing.assert_allclose(X.removed_to_flip(predict, w, importance), expected)
+
+
+def logistic_reference(x, y, steps=50):
+    """Logistic regression with an intercept by Newton's method (IRLS), a small ridge so that a
+    separable set stays finite: the weights (C + 1,)."""
+    design = np.hstack([x, np.ones((len(x), 1))])
+    theta = np.zeros(design.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-design @ theta))
+        hessian = design.T @ (design * (p * (1 - p))[:, None]) + 1e-6 * np.eye(len(theta))
+        theta -= np.linalg.solve(hessian, design.T @ (p - y) + 1e-6 * theta)
+    return theta
+
+
+def test_the_frozen_weights_diagnostic_is_a_logistic_readout_of_the_pooled_inputs():
+    """Wiegreffe and Pinter's diagnostic on a task whose cause is known: step 0 holds the signal.
+    Weights on step 0 make the readout right; uniform weights dilute the signal with noise."""
+    rng = np.random.RandomState(4)
+    n, t = 400, 6
+    inputs = rng.normal(size=(n, t, 1))
+    labels = (inputs[:, 0, 0] + 0.3 * rng.normal(size=n) > 0).astype(float)
+    train, test = slice(0, 300), slice(300, n)
+    for name, weights in {
+        "on the cause": np.eye(t)[np.zeros(n, int)],
+        "uniform": np.full((n, t), 1 / t),
+        "random": rng.dirichlet(np.ones(t), n),
+    }.items():
+        got = X.frozen_weights_accuracy(
+            weights[train],
+            inputs[train],
+            labels[train],
+            (weights[test], inputs[test], labels[test]),
+        )
+        pooled = np.einsum("nt,ntc->nc", weights, inputs)
+        theta = logistic_reference(pooled[train], labels[train])
+        predicted = (pooled[test] @ theta[:-1] + theta[-1]) > 0
+        assert got == pytest.approx(np.mean(predicted == (labels[test] == 1)), abs=2 / 100), name
+        if name == "on the cause":
+            assert got > 0.85
+        if name == "uniform":
+            assert got < 0.8
