@@ -86,6 +86,8 @@ def kendall_tau(first, second) -> np.ndarray:
     first, second = _importance(first, "first"), _importance(second, "second")
     if first.shape != second.shape:
         raise ValueError(f"the two importances differ in shape: {first.shape}, {second.shape}")
+    if first.shape[1] < 2:  # one step: no pair to order (SciPy would warn, then say NaN too)
+        return np.full(len(first), np.nan)
     return np.array([kendalltau(a, b).statistic for a, b in zip(first, second)])
 
 
