@@ -120,8 +120,11 @@ class Adversarial:
         p = sigmoid(logit)
         gap = p - self.base_probability
         shares, total = _shares(weights)
+        loss = (
+            tvd(p, self.base_probability).mean()
+            - self.strength * kl(shares, self.base_shares).mean()
+        )
         log_ratio = np.log(shares + LOG_FLOOR) - np.log(self.base_shares + LOG_FLOOR)
-        loss = np.abs(gap).mean() - self.strength * (shares * log_ratio).sum(axis=1).mean()
         grad_logit = np.sign(gap) * p * (1 - p) / n  # d|p − q|/dz = sign(p − q) p (1 − p)
         # d KL / d share_t = log ratio_t + share_t / (share_t + floor), then through w / Σ w
         grad_shares = -self.strength / n * (log_ratio + shares / (shares + LOG_FLOOR))
