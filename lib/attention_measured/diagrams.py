@@ -7,6 +7,11 @@ of the other modules computes.
 
 - :func:`attention_in_one_picture`     a query meets keys, weights pool values (the book's opening)
 - :func:`single_query_model`           Part I's network: one learned query over twelve steps
+- :func:`dropping_a_step`              Part I: remove one step, renormalise, see the output move
+- :func:`adam_iteration`               Part II: one iteration of training, forward, back, Adam
+- :func:`feed_forward_layer`           Part III: one neuron scores each step, no query
+- :func:`two_level_attention`          Part III: words pool into sentences, sentences into one
+- :func:`self_attention_matrices`      Part III: Q Kᵀ, a softmax on each row, times V
 - :func:`self_attention_head`          Part II's head: every token asks, none may answer itself
 - :func:`encoder_decoder`              a translator's decoder state asks the encoder's states
 - :func:`additive_and_multiplicative`  two ways to score a query against a key
@@ -184,7 +189,6 @@ def single_query_model():
     return fig, alt
 
 
-@plots.styled
 def _words(words, name: str, most: int = 12) -> tuple[str, ...]:
     """The words a diagram writes in its boxes: a list of 2 to ``most`` strings."""
     if isinstance(words, str) or not isinstance(words, (list, tuple)):
@@ -196,6 +200,7 @@ def _words(words, name: str, most: int = 12) -> tuple[str, ...]:
     return tuple(words)
 
 
+@plots.styled
 def self_attention_head(tokens=("all", "human", "beings", "are", "born", "free")):
     """Part II's head: every position asks (rows), every other position answers; none answers
     itself.
@@ -522,9 +527,218 @@ def tiled_scores(steps: int = 8, block: int = 2):
     return fig, alt
 
 
+@plots.styled
+def dropping_a_step():
+    """Part I's intervention: step t leaves the softmax, the others share its weight, the output
+    moves by the removal effect."""
+    fig, ax = _canvas(3.0)
+    weights = np.array([0.06, 0.05, 0.5, 0.07, 0.12, 0.08, 0.06, 0.06])
+    dropped = 2
+    without = np.where(np.arange(8) == dropped, 0.0, weights / (1 - weights[dropped]))
+    for row, (w, label, colour) in enumerate(
+        ((weights, "weights a_t", WEIGHT), (without, "without step 2", plots.AFTER))
+    ):
+        base = 1.75 - row * 1.45
+        _text(ax, 0.05, base + 0.35, label, colour=colour, va="center")
+        for t, value in enumerate(w):
+            x = 1.75 + t * 0.42
+            if row == 1 and t == dropped:
+                _text(ax, x + 0.15, base + 0.05, "×", size=FONT, colour=plots.MARKER, ha="center")
+            else:
+                ax.add_patch(Rectangle((x, base), 0.3, 0.95 * value / 0.5, facecolor=colour))
+            if row == 1:
+                _text(ax, x + 0.15, base - 0.08, str(t), ha="center", va="top")
+    _arrow(
+        ax, (1.75 + dropped * 0.42 + 0.15, 1.7), (1.75 + dropped * 0.42 + 0.15, 1.1), plots.MARKER
+    )
+    _text(ax, 5.25, 2.25, "p = 0.91", va="center", size=FONT)
+    _text(ax, 5.25, 0.8, "p⁽⁻²⁾ = 0.62", va="center", size=FONT)
+    _text(ax, 5.25, 1.52, "removal effect\n|p⁽⁻²⁾ − p| = 0.29", va="center", colour=plots.MARKER)
+    _text(ax, 0.05, 0.05, "step t", va="bottom")
+    alt = (
+        "Top: eight attention weights drawn as bars, step 2 the heaviest at 0.5, and the output "
+        "p = 0.91. Bottom: step 2 is removed and the other seven bars grow in proportion to "
+        "share its weight; the output becomes 0.62, and the removal effect of step 2 is the "
+        "distance between the two outputs, 0.29."
+    )
+    return fig, alt
+
+
+@plots.styled
+def adam_iteration():
+    """One iteration of Part II's training: every sentence forward, the loss, the gradients
+    back, and Adam's step from its running means."""
+    fig, ax = _canvas(2.7)
+    boxes = [
+        (0.05, "16 sentences\nforward", plots.NEUTRAL),
+        (1.7, "loss L\n(summed)", plots.MARKER),
+        (3.35, "backward:\ngradient g", KEY),
+        (5.0, "Adam: move θ\nby m / √v", plots.AFTER),
+    ]
+    for x, text, colour in boxes:
+        _box(ax, x, 1.35, 1.4, 0.75, text, colour, size=SMALL)
+    for (x, _, _), (nxt, _, _) in zip(boxes, boxes[1:]):
+        _arrow(ax, (x + 1.42, 1.72), (nxt - 0.02, 1.72))
+    _arrow(ax, (5.7, 1.33), (0.75, 1.33), plots.NEUTRAL, curve=-0.25)
+    _text(ax, 3.35, 0.38, "4000 times, with the new weights θ", ha="center", colour=plots.NEUTRAL)
+    _text(ax, 5.0, 2.17, "keeps m: mean of g\nand v: mean of g²", colour=plots.AFTER, va="bottom")
+    alt = (
+        "One iteration drawn as four boxes in a row: the sixteen sentences go forward through "
+        "the head, the summed loss is computed, the backward pass gives the gradient g of every "
+        "parameter, and Adam, which keeps a running mean m of the gradients and v of their "
+        "squares, moves each parameter by m over the root of v; an arrow loops back to the "
+        "start, 4000 times."
+    )
+    return fig, alt
+
+
+@plots.styled
+def feed_forward_layer():
+    """The six-line layer: one neuron scores each step on its own, with no query; the tanh
+    keeps every score in (-1, 1); a softmax turns them into weights that pool the steps."""
+    fig, ax = _canvas(3.5)
+    rng = np.random.RandomState(4)
+    scores = np.array([-0.55, 0.2, -0.85, 0.95, -0.3, 0.1, -0.7, 0.45])
+    weights = np.exp(scores) / np.exp(scores).sum()
+    xs = 1.55 + np.arange(8) * 0.45
+    states = rng.uniform(-1, 1, (8, 3))
+    zero = 1.45
+    for t, x in enumerate(xs):
+        _vector(ax, x, 0.3, states[t], KEY, cell=0.13)
+        _text(ax, x + 0.19, 0.22, str(t), ha="center", va="top")
+        _arrow(ax, (x + 0.19, 0.46), (x + 0.19, zero - 0.42), plots.NEUTRAL, width=0.8)
+        ax.add_patch(Rectangle((x + 0.05, zero), 0.28, 0.38 * scores[t], facecolor=KEY))
+        ax.add_patch(
+            Rectangle((x + 0.05, 2.3), 0.28, 0.75 * weights[t] / weights.max(), facecolor=WEIGHT)
+        )
+    for level in (-1, 1):
+        ax.plot(
+            [xs[0], xs[-1] + 0.4], [zero + 0.38 * level] * 2, color=plots.NEUTRAL, lw=0.8, ls="--"
+        )
+    ax.plot([xs[0], xs[-1] + 0.4], [zero, zero], color=plots.INK, lw=0.8)
+    _text(ax, 1.45, 0.37, "step h_t", ha="right", va="center", colour=KEY)
+    _text(ax, 1.45, zero, "score e_t\n= tanh(w·h_t + b)", ha="right", va="center", colour=KEY)
+    _text(ax, 1.45, 2.6, "weight a_t\n= softmax(e)", ha="right", va="center", colour=WEIGHT)
+    _text(ax, xs[-1] + 0.45, zero + 0.38, "+1", va="center")
+    _text(ax, xs[-1] + 0.45, zero - 0.38, "−1", va="center")
+    context = weights @ states
+    _vector(ax, 5.5, 2.45, context / np.abs(context).max(), VALUE, cell=0.22)
+    _arrow(ax, (xs[-1] + 0.38, 2.6), (5.47, 2.56), VALUE)
+    _text(ax, 5.83, 2.35, "context\nc = Σ a_t h_t", va="top", ha="center", colour=VALUE)
+    alt = (
+        "Eight steps, each a small vector h_t; the same single neuron scores each step on its "
+        "own, with no query, and the tanh keeps every score between the dashed lines at -1 and "
+        "+1; a softmax turns the eight scores into weights, drawn as bars, and the weighted sum "
+        "of the steps is the context vector c."
+    )
+    return fig, alt
+
+
+@plots.styled
+def two_level_attention():
+    """Yang's hierarchy: a word-level attention pools each sentence's words into a sentence
+    vector; a sentence-level attention pools those into the document vector."""
+    fig, ax = _canvas(3.4)
+    rng = np.random.RandomState(5)
+    for j in range(3):
+        left = 0.1 + j * 1.75
+        weights = rng.dirichlet(np.full(4, 0.7))
+        for t in range(4):
+            x = left + t * 0.36
+            _box(ax, x, 0.2, 0.3, 0.3, "", KEY, fill=0.3)
+            ax.add_patch(
+                Rectangle(
+                    (x + 0.04, 0.62), 0.22, 0.55 * weights[t] / weights.max(), facecolor=WEIGHT
+                )
+            )
+        _box(ax, left + 0.25, 1.55, 0.95, 0.38, f"s{j}", QUERY, fill=0.3, size=SMALL)
+        _arrow(ax, (left + 0.7, 1.22), (left + 0.7, 1.53))
+        height = (0.25, 0.6, 0.15)[j]
+        ax.add_patch(Rectangle((left + 0.6, 2.05), 0.22, height, facecolor=WEIGHT))
+        _arrow(ax, (left + 0.71, 2.07 + height), (2.55, 2.93), VALUE, width=0.6 + 2 * height)
+    _text(ax, 0.1, 0.02, "words of 3 sentences, each h_jt = E[word]", colour=KEY)
+    _box(ax, 2.2, 2.93, 1.25, 0.4, "v_doc → label", VALUE, fill=0.3, size=SMALL)
+    _text(ax, 5.2, 0.9, "word attention:\nits own vector u_w", colour=WEIGHT, va="center")
+    _text(ax, 3.6, 3.1, "sentence attention:\nits own vector u_s", colour=WEIGHT, va="center")
+    alt = (
+        "Three sentences of four words each. Inside each sentence a word-level attention, with "
+        "its own learned context vector, weighs the words (bars) and pools them into a sentence "
+        "vector s_j; a sentence-level attention, with a second context vector, weighs the three "
+        "sentence vectors and pools them into the document vector v_doc, which the readout "
+        "classifies."
+    )
+    return fig, alt
+
+
+@plots.styled
+def self_attention_matrices(steps: int = 4):
+    """Self-attention as matrices: Q Kᵀ gives one score per pair of steps, a softmax on each row
+    gives the weights, and the weights times V give one output row per step."""
+    steps = checks.integer(steps, "steps", 2, 6)
+    fig, ax = _canvas(2.9)
+    rng = np.random.RandomState(6)
+    cell = 0.26
+    top = 2.35
+    scores = rng.normal(size=(steps, steps))
+    weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+
+    def grid(left, values, colour, rows, cols, label):
+        for i in range(rows):
+            for j in range(cols):
+                ax.add_patch(
+                    Rectangle(
+                        (left + j * cell, top - (i + 1) * cell),
+                        cell,
+                        cell,
+                        edgecolor="white",
+                        linewidth=1,
+                        facecolor=_tint(colour, 0.15 + 0.8 * values[i, j]),
+                    )
+                )
+        _text(ax, left + cols * cell / 2, top + 0.08, label, ha="center", colour=colour)
+        return left + cols * cell
+
+    width = 3
+    right = grid(0.1, np.abs(rng.uniform(-1, 1, (steps, width))), QUERY, steps, width, "Q")
+    _text(ax, right + 0.08, top - steps * cell / 2, "×", size=FONT, va="center")
+    right = grid(right + 0.35, np.abs(rng.uniform(-1, 1, (width, steps))), KEY, width, steps, "Kᵀ")
+    _arrow(ax, (right + 0.08, top - steps * cell / 2), (right + 0.5, top - steps * cell / 2))
+    right = grid(right + 0.6, weights / weights.max(), WEIGHT, steps, steps, "softmax(QKᵀ/√d)")
+    _text(ax, right + 0.08, top - steps * cell / 2, "×", size=FONT, va="center")
+    right = grid(right + 0.35, np.abs(rng.uniform(-1, 1, (steps, width))), VALUE, steps, width, "V")
+    _text(ax, right + 0.1, top - steps * cell / 2, "=", size=FONT, va="center")
+    grid(right + 0.4, np.abs(rng.uniform(-1, 1, (steps, width))), plots.INK, steps, width, "output")
+    _text(
+        ax,
+        0.1,
+        0.62,
+        f"row i of the middle matrix: how much step i reads each of the {steps} steps;",
+        va="center",
+    )
+    _text(
+        ax,
+        0.1,
+        0.3,
+        "each row sums to 1, and row i of the output is its weighted sum of V.",
+        va="center",
+    )
+    alt = (
+        f"Five matrices in a row for a sequence of {steps} steps: Q ({steps} rows) times K "
+        f"transposed gives a {steps} by {steps} matrix of scores, one per pair of steps; a "
+        "softmax on each row, after dividing by the square root of d, turns it into weights "
+        "whose rows sum to one; the weights times V give the output, one row per step."
+    )
+    return fig, alt
+
+
 ALL = (
     attention_in_one_picture,
     single_query_model,
+    dropping_a_step,
+    adam_iteration,
+    feed_forward_layer,
+    two_level_attention,
+    self_attention_matrices,
     self_attention_head,
     encoder_decoder,
     additive_and_multiplicative,
