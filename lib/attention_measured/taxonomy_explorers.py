@@ -1,4 +1,5 @@
-"""Part III's explorers: pick a flavour, pick a head, shuffle the steps, step through the hops.
+"""Part III's explorers: pick a flavour, pick a head, shuffle the steps, step through the hops;
+and section 2's figure of the two levels' weights (:func:`document_weights`).
 
 Each explorer only draws and describes what its Part III module computes
 (:func:`taxonomy.flavour_report`, :func:`selfattention.head_report`,
@@ -280,3 +281,61 @@ def step_through_hops(static: bool = False):
         alt="A horizontal bar chart of one hop's attention over the sentences of a story, the "
         "two supporting facts in the marker colour, with the question and the answer above.",
     )
+
+
+@plots.styled
+def document_weights(model: taxonomy.Hierarchical, trained: dict, docs: taxonomy.Documents, names):
+    """Section 2's figure: both levels' weights on document 0 of ``docs`` for each trained
+    model of ``trained`` ({seed: params}), the words written in, the trigger outlined.
+
+    names: the word of each token id.  Returns the figure.
+    """
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(trained, dict) or not trained:
+        raise ValueError("trained must be a non-empty {seed: params} dict")
+    doc = taxonomy.Documents(docs.tokens[:1], docs.labels[:1], docs.trigger[:1])
+    sentences, words_per = doc.tokens.shape[1:]
+    fig, axes = plots.figure(
+        2, len(trained), height=2.3 * len(trained), gridspec_kw={"width_ratios": [3, 1.2]}
+    )
+    axes = np.atleast_2d(axes)
+    j, t = doc.trigger[0]
+    for k, (seed, params) in enumerate(trained.items()):
+        fwd = model.forward(params, doc.tokens)
+        words = model.word_weights(fwd)[0]
+        heat, bars = axes[k]
+        plots.heatmap(
+            heat,
+            words,
+            [f"sentence {i}" for i in range(sentences)],
+            [str(i) for i in range(words_per)],
+            title=f"seed {seed}: word weights (dark = 1)",
+            colorbar=False,
+        )
+        for (row, col), weight in np.ndenumerate(words):
+            heat.text(
+                col,
+                row,
+                names[doc.tokens[0, row, col]],
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if weight > 0.6 else plots.INK,
+            )
+        heat.add_patch(
+            Rectangle((t - 0.5, j - 0.5), 1, 1, fill=False, edgecolor=plots.MARKER, lw=2.5)
+        )
+        heat.set_xlabel("word")
+        heat.set_ylabel("")
+        bars.barh(
+            range(sentences),
+            fwd.attention.weights[0, 0],
+            color=[plots.MARKER if i == j else plots.RUNS[k % 2] for i in range(sentences)],
+        )
+        bars.set_ylim(sentences - 0.5, -0.5)
+        bars.set_yticks(range(sentences), [str(i) for i in range(sentences)])
+        bars.set_xlim(0, 1)
+        bars.set_title("sentence weights")
+        bars.grid(axis="x")
+    return fig
