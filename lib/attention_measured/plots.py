@@ -211,6 +211,46 @@ def heatmap(
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.02)
 
 
+@styled
+def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
+    """Small matrices drawn as labelled grids with their numbers written in, ``per_row`` to a
+    row (Part III, the worked example of self-attention).
+
+    named: ``{title: (n, k) array}``, each with one row per token; tokens: the n row labels, used
+    for the columns too when a matrix is (n, n).  Returns ``(fig, axes)``.
+    """
+    if not isinstance(named, dict) or not named:
+        raise ValueError("named must be a non-empty {title: matrix} dict")
+    tokens = [str(t) for t in tokens]
+    arrays = {}
+    for title, values in named.items():
+        values = checks.array(values, f"named[{title!r}]", ndim=2)
+        if values.shape[0] != len(tokens):
+            raise ValueError(f"{title} has {values.shape[0]} rows; there are {len(tokens)} tokens")
+        arrays[title] = values
+    per_row = checks.integer(per_row, "per_row", 1)
+    rows = -(-len(arrays) // per_row)
+    fig, axes = plt.subplots(
+        rows, per_row, figsize=(COLUMN, 1.9 * rows), squeeze=False, layout="constrained"
+    )
+    for ax, (title, values) in zip(axes.flat, arrays.items()):
+        top = np.abs(values).max() or 1.0
+        ax.imshow(np.abs(values) / top, cmap="Blues", vmin=-0.15, vmax=1.6, aspect="auto")
+        for (i, j), v in np.ndenumerate(values):
+            ax.text(j, i, f"{v:.{digits}f}", ha="center", va="center", fontsize=10)
+        square = values.shape[1] == len(tokens)
+        ax.set_xticks(
+            range(values.shape[1]), tokens if square else range(values.shape[1]), fontsize=9
+        )
+        ax.set_yticks(range(len(tokens)), tokens, fontsize=9)
+        ax.tick_params(length=0)
+        ax.grid(False)
+        ax.set_title(title, fontsize=10)
+    for ax in list(axes.flat)[len(arrays) :]:
+        ax.axis("off")
+    return fig, axes
+
+
 def loss_curve(ax, curve: np.ndarray, label: str | None = None, colour: str = RUNS[0]) -> None:
     """A training curve on a log scale (iterations counted from 1)."""
     ax.plot(np.arange(1, len(curve) + 1), curve, color=colour, lw=1.2, label=label)
