@@ -57,3 +57,17 @@ def test_no_code_or_output_line_is_wider_than_the_column(path):
             lines = []
         for line in lines + output_text(cell).splitlines():
             assert len(line) <= book.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
+
+
+def test_the_table_of_flavours_lists_every_flavour_of_the_library():
+    from attention_measured import flavours
+
+    page = json.loads((ROOT / "chapters/taxonomy/04-side-by-side.ipynb").read_text())
+    text = next(
+        "".join(c["source"])
+        for c in page["cells"]
+        if c["cell_type"] == "markdown" and "(table-flavours)=" in "".join(c["source"])
+    )
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")]
+    listed = set(rows[1:])  # after the header
+    assert set(flavours.FLAVOURS) <= listed, set(flavours.FLAVOURS) - listed
