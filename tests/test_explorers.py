@@ -162,7 +162,7 @@ def test_part_three_reports_refuse_bad_choices():
         (lesson_explorers.describe_seed, (lesson.INIT_SEEDS[0],), "held-out accuracy 0.8889"),
         (taxonomy_explorers.describe_flavour, ("feed-forward, bias per position",), "seed 1"),
         (udhr_explorers.describe_sentence, (0,), "dropping the heaviest key moves p(true)"),
-        (udhr_explorers.describe_query_variants, (0,), "blank"),
+        (udhr_explorers.describe_query_variant, (0, "blank"), "blank query"),
         (udhr_explorers.describe_udhr_seed, (0,), "loss per token 4.5846 at iteration 1"),
         (taxonomy_explorers.describe_head, ("two heads: head 1", 0), "most influential step"),
         (taxonomy_explorers.describe_order, (0, 3), "P(A before B)"),
@@ -298,3 +298,11 @@ def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, 
         assert isinstance(control, widgets.Control)
         assert control.label == static[key].label and control.default == static[key].default
         assert all(v in control.values for v in control.shown)  # the twin draws what it offers
+
+
+def test_the_document_figure_refuses_an_empty_set_of_models():
+    from attention_measured import taxonomy, taxonomy_explorers
+
+    docs = taxonomy.documents(2, seed=1)
+    with pytest.raises(ValueError, match="seed: params"):
+        taxonomy_explorers.document_weights(taxonomy.Hierarchical(), {}, docs, [])

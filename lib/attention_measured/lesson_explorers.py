@@ -47,7 +47,7 @@ def _render_seed(seed: int, example: int = 0):
     # runs 1 and 2 in their colours everywhere in the Part; any other seed in neutral grey
     runs = list(lesson.INIT_SEEDS)
     colour = plots.RUNS[runs.index(seed)] if seed in runs else plots.NEUTRAL
-    fig, axes = plots.figure(1, 2, height=4.6)
+    fig, axes = plots.figure(1, 3, height=6.9)
     plots.bars(
         axes[0],
         {f"seed {seed}": r["weights"]},
@@ -64,6 +64,16 @@ def _render_seed(seed: int, example: int = 0):
         title="removal effects",
         ylim=(0, 0.5),
     )
+    plots.distribution(
+        axes[2],
+        r["hundred_weights"],
+        {f"seed {seed}": r["marker_weight"]},
+        "mean weight on the marker, held-out",
+        value_range=(0, 1),
+    )
+    axes[2].set_title(
+        f"among the hundred seeds: {r['share_below']:.0%} put less weight on the marker"
+    )
     return fig
 
 
@@ -74,6 +84,7 @@ def describe_seed(seed: int, example: int = 0) -> str:
         f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}\n"
         f"  mean weight on the marker {r['marker_weight']:.4f}, "
         f"heaviest step is the marker in {r['marker_hit_rate']:.4f}\n"
+        f"  among the hundred seeds, {r['share_below']:.2f} put less weight on the marker\n"
         f"held-out example {example} (marker step {r['marker']})\n"
         f"  heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "
         f"most influential step {moved} (|Δp| {r['effects'][moved]:.3f})"
@@ -136,8 +147,8 @@ def drop_a_step(static: bool = False):
 
 
 def change_the_seed(static: bool = False):
-    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, and example 0's
-    weights and removal effects.
+    """Pick an init seed; retrain (about 30 ms) and show held-out accuracy, example 0's weights
+    and removal effects, and where the seed's marker weight falls among the hundred seeds.
     """
     controls = {"seed": Control("init seed", range(2**31), TWIN_SEEDS[0], twin=TWIN_SEEDS)}
     return explorer(
@@ -146,8 +157,10 @@ def change_the_seed(static: bool = False):
         _render_seed,
         describe_seed,
         static=static,
-        alt="Two bar charts for the network trained from the chosen init seed: its attention "
-        "weights over the 12 steps of held-out example 0, and each step's removal effect.",
+        alt="For the network trained from the chosen init seed: its attention weights over the "
+        "12 steps of held-out example 0 and each step's removal effect, as bar charts, and a "
+        "histogram of the hundred seeds' mean weight on the marker with the chosen seed's "
+        "drawn as a line.",
     )
 
 

@@ -116,46 +116,43 @@ def describe_udhr_seed(seed: int) -> str:
     )
 
 
-_QUERY_NAMES = {
-    "token": "token",
-    "mask": "blank",
-    "position": "position",
-}  # as Part II, section 4 names them
+QUERIES = {"token": "token", "blank": "mask", "position": "position"}
+"""The query variants a reader can pick, by the names Part II, section 4 gives them, and the
+``query`` argument of :func:`udhr.train` each stands for."""
+
+TWIN_QUERY_SENTENCES = range(8)  # the sentences the query explorer's twin renders
+
+
+def _query_run(query: str):
+    return udhr.train(0, query=QUERIES[checks.choice(query, "query", QUERIES)])
 
 
 @plots.styled
-def _render_query_variants(sentence: int):
+def _render_query_variant(sentence: int, query: str = "token"):
     tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
+    run = _query_run(query)
     n = len(tokens)
-    fig, axes = plots.figure(1, 2, height=2 * (0.26 * n + 2.2))
-    for ax, query in zip(axes, ("token", "mask")):
-        run = udhr.train(0, query=query)
-        plots.heatmap(
-            ax,
-            udhr.attention_weights(run, tokens),
-            tokens,
-            tokens,
-            colorbar=query == "mask",
-            title=(
-                f"{_QUERY_NAMES[query]} query (top-1 on training sentences "
-                f"{recall.top1_accuracy(run):.2f})"
-            ),
-        )
+    fig, ax = plots.figure(height=0.26 * n + 2.4)
+    plots.heatmap(
+        ax,
+        udhr.attention_weights(run, tokens),
+        tokens,
+        tokens,
+        title=f"{query} query (top-1 on the training sentences {recall.top1_accuracy(run):.2f})",
+    )
     return fig
 
 
-def describe_query_variants(sentence: int) -> str:
+def describe_query_variant(sentence: int, query: str = "token") -> str:
+    """The chosen sentence, and how the head with the chosen query (seed 0) recalls it."""
     tokens = udhr.SENTENCES[checks.index(sentence, "sentence", len(udhr.SENTENCES))]
-    lines = [_sentence_line(sentence, tokens)]
-    ids = np.array(udhr.encode(tokens))
-    for query in ("token", "mask"):
-        probs = recall.predict(udhr.train(0, query=query), tokens)
-        right = int((probs.argmax(axis=1) == ids).sum())
-        lines.append(
-            f"{_QUERY_NAMES[query]:>5} query: {right} of {len(tokens)} tokens predicted correctly; "
-            f"final training loss {udhr.train(0, query=query).curve[-1]:.2g}"
-        )
-    return "\n".join(lines)
+    run = _query_run(query)
+    probs = recall.predict(run, tokens)
+    right = int((probs.argmax(axis=1) == np.array(udhr.encode(tokens))).sum())
+    return (
+        _sentence_line(sentence, tokens) + f"\n{query} query: {right} of {len(tokens)} tokens "
+        f"predicted correctly; final training loss {run.curve[-1]:.2g}"
+    )
 
 
 def _sentence_explorer(name: str, render: Callable, describe: Callable, alt: str, static: bool):
@@ -201,13 +198,19 @@ def udhr_seed(static: bool = False):
 
 
 def query_variant(static: bool = False):
-    """The token query and the blank (query="mask") query side by side, on any sentence."""
-    return _sentence_explorer(
+    """Pick a sentence and a query variant (token, blank or position): the heat map of the head
+    trained with that query."""
+    controls = {
+        "sentence": Control("sentence", range(len(udhr.SENTENCES)), twin=TWIN_QUERY_SENTENCES),
+        "query": Control("query", list(QUERIES)),
+    }
+    return explorer(
         "query-variant",
-        _render_query_variants,
-        describe_query_variants,
+        controls,
+        _render_query_variant,
+        describe_query_variant,
         static=static,
-        alt="Two attention heat maps of the chosen sentence, one above the other: above, the head "
-        "whose query is built from the token itself; below, the head whose query is one "
-        "shared blank vector that cannot see the token.",
+        alt="The attention heat map of the chosen sentence for the head trained with the chosen "
+        "query: built from the token itself, from one shared blank vector that cannot see the "
+        "token, or from a learned vector for the position.",
     )
