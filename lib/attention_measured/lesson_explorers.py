@@ -72,7 +72,7 @@ def _render_seed(seed: int, example: int = 0):
         value_range=(0, 1),
     )
     axes[2].set_title(
-        f"among the hundred seeds: {r['share_below']:.0%} put less weight on the marker"
+        f"among the hundred seeds, {r['share_below']:.0%}\nput less weight on the marker"
     )
     return fig
 
