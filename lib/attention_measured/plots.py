@@ -230,9 +230,7 @@ def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
         arrays[title] = values
     per_row = checks.integer(per_row, "per_row", 1)
     rows = -(-len(arrays) // per_row)
-    fig, axes = plt.subplots(
-        rows, per_row, figsize=(COLUMN, 1.9 * rows), squeeze=False, layout="constrained"
-    )
+    fig, axes = figure(per_row, rows, height=1.9 * rows, squeeze=False)
     for ax, (title, values) in zip(axes.flat, arrays.items()):
         top = np.abs(values).max() or 1.0
         ax.imshow(np.abs(values) / top, cmap="Blues", vmin=-0.15, vmax=1.6, aspect="auto")

@@ -10,6 +10,7 @@ two to :mod:`attention_measured.widgets`, live or as a static twin.
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.patches import Rectangle
 
 from . import lesson, memory, plots, selfattention, taxonomy
 from .widgets import Control, explorer
@@ -290,8 +291,6 @@ def document_weights(model: taxonomy.Hierarchical, trained: dict, docs: taxonomy
 
     names: the word of each token id.  Returns the figure.
     """
-    from matplotlib.patches import Rectangle
-
     if not isinstance(trained, dict) or not trained:
         raise ValueError("trained must be a non-empty {seed: params} dict")
     doc = taxonomy.Documents(docs.tokens[:1], docs.labels[:1], docs.trigger[:1])
