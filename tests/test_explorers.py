@@ -184,6 +184,9 @@ def test_part_four_explorers_describe_what_comparison_computes():
     assert translation.translate(source).source == source
     text = translation_explorers.describe_alignment("Transformer", 12)
     r = comparison.translate("Transformer", 0, source)
+    wide = comparison.translate("Transformer", 0, source, beam=4)
+    assert wide["log_prob"] >= r["log_prob"] - 1e-12 and r["log_prob"] < 0
+    assert wide["weights"].shape == r["weights"].shape
     assert f"output: {' '.join(r['output'])}"[:60] in text.replace("\n  ", " ")
     assert "of 12 words" in text
     assert all(len(line) <= book.WIDTH for line in text.splitlines())

@@ -30,6 +30,7 @@ PARTS = [  # in order: a Part may import the ones before it
     "translation",
     "recurrent",
     "transformer",
+    "decoding",
     "comparison",
     "explanations",
     "subjects",

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import transformer
+from attention_measured import transformer, translation
 
 
 def norm_params(size, seed):
@@ -291,3 +291,89 @@ def test_the_scores_at_one_word_are_teacher_forcings_there():
     )
     with pytest.raises(ValueError, match="keep must have shape"):
         model.logits_at(p, source, target, at, keep=np.ones((3, 5), bool))
+
+
+# ------------------------------------------------------------------ batches of mixed lengths
+def padded_example(seed=5):
+    r = np.random.RandomState(seed)
+    sources = [r.randint(3, 9, m) for m in (4, 2, 6)]
+    targets = [r.randint(2, 8, m + 1) for m in (4, 2, 6)]
+    return sources, targets, translation.pad(sources), translation.pad(targets)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_a_padded_batch_computes_each_sentence_as_if_alone(norm_first):
+    model = transformer.Transformer(
+        9, 8, width=8, heads=2, feed_forward=6, layers=2, norm_first=norm_first
+    )
+    params = model.init(3)
+    sources, targets, (source, m), (target, n) = padded_example()
+    assert (source[1, 2:] == 0).all() and list(m) == [4, 2, 6]
+    logits = model.forward(params, source, target, m, n)[0]
+    for i, (s, t) in enumerate(zip(sources, targets)):
+        alone = model.forward(params, s[None], t[None])[0][0]
+        np.testing.assert_allclose(logits[i, : len(t)], alone, rtol=0, atol=1e-12)
+    unmasked = model.forward(params, source, target)[0]  # the padding read as words
+    assert np.abs(unmasked[1, :3] - logits[1, :3]).max() > 1e-3
+
+
+def test_the_padded_loss_is_every_real_words_mean_and_its_gradient_checks():
+    model = transformer.Transformer(9, 8, width=4, heads=2, feed_forward=3, layers=1)
+    params = model.init(1)
+    sources, targets, (source, m), (target, n) = padded_example(6)
+    data = source, target, m, n
+    loss, grads = model.loss_and_grads(params, data)
+    words = sum(len(t) for t in targets)
+    alone = [model.loss_and_grads(params, (s[None], t[None])) for s, t in zip(sources, targets)]
+    assert loss == pytest.approx(sum(one * len(t) for (one, _), t in zip(alone, targets)) / words)
+    for name in ("source_embedding", "encoder.layers.0.self_attn.in_proj_weight", "out.bias"):
+        expected = sum(g[name] * len(t) for (_, g), t in zip(alone, targets)) / words
+        np.testing.assert_allclose(grads[name], expected, rtol=0, atol=1e-12, err_msg=name)
+        numeric = numeric_gradient(lambda: model.loss_and_grads(params, data)[0], params[name])
+        np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
+    assert not grads["source_embedding"][0].any()  # <pad> is never read, so never learnt
+
+
+def test_mixed_batches_draw_every_length_and_pad_after_each_end():
+    corpora = translation.corpus(3, (5, 9), seed=1)
+    rng = np.random.RandomState(0)
+    source, target, m, n = translation.draw_padded_batch(corpora, rng, 12)
+    assert len(set(m)) > 1 and (n == m + 1).all()
+    for row, length in zip(source, m):
+        assert (row[:length] > 0).all() and (row[length:] == 0).all()
+    model = transformer.Transformer(
+        len(translation.SOURCE_WORDS),
+        len(translation.TARGET_WORDS),
+        width=4,
+        heads=2,
+        feed_forward=3,
+        batch=12,
+        mixed=True,
+    )
+    loss, _ = model.loss_and_grads(model.init(0), corpora, np.random.RandomState(0))
+    assert loss == pytest.approx(model.loss_and_grads(model.init(0), (source, target, m, n))[0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda mo, p, s, t: mo.forward(p, s, t, np.array([4, 2]), None),
+            ValueError,
+            "one length per sentence",
+        ),
+        (lambda mo, p, s, t: mo.forward(p, s, t, np.array([4, 2, 7]), None), ValueError, "lengths"),
+        (
+            lambda mo, p, s, t: mo.forward(p, s, t, np.array([4.0, 2, 6]), None),
+            TypeError,
+            "lengths",
+        ),
+        (lambda mo, p, s, t: mo.loss_and_grads(p, (s, t, None)), TypeError, "data must be"),
+        (lambda mo, p, s, t: translation.pad([]), ValueError, "non-empty"),
+    ],
+)
+def test_bad_padding_is_refused(call, error, message):
+    model = transformer.Transformer(9, 8, width=8, heads=2, feed_forward=6)
+    _, _, (source, _), (target, _) = padded_example()
+    with pytest.raises(error, match=message):
+        call(model, model.init(0), source, target)

@@ -11,6 +11,9 @@ keeps its own setting.
 from __future__ import annotations
 
 import functools
+import threading
+
+_inside = threading.local()  # how deep this thread is in one_thread calls
 
 
 @functools.lru_cache(maxsize=1)
@@ -22,14 +25,21 @@ def _controller():
 
 def one_thread(function):
     """Decorator: run ``function`` with BLAS limited to one thread, restoring the previous limit
-    after.
+    after.  A call from inside another such function costs nothing more (the limit holds
+    already), so a model's forward pass can carry it and still be called per training step.
     """
     if not callable(function):
         raise TypeError(f"function must be a function to run on one thread, got {function!r}")
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        with _controller().limit(limits=1, user_api="blas"):
+        if getattr(_inside, "depth", 0):
             return function(*args, **kwargs)
+        with _controller().limit(limits=1, user_api="blas"):
+            _inside.depth = 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _inside.depth = 0
 
     return wrapper

@@ -1,9 +1,12 @@
 """Part IV's models side by side on the translation task: trained runs, accuracy against
-sentence length, and alignments (Part IV, the encoder-decoder and the Transformer assembled).
+sentence length (greedy and beam search, exact match, word accuracy and BLEU), and alignments
+(Part IV, the encoder-decoder, the Transformer assembled, and decoding).
 
 Every model trains for the same 300 Adam steps of 32 sentences, drawn in the same order, on
 the same 1800 sentences of 5 to 22 words (:func:`translation.book_data`); the seed draws only
-the initial weights.  The test set has 20 sentences of every length from 5 to 40.
+the initial weights.  Each batch holds sentences of one length, except for "Transformer,
+padded batches", whose batches mix lengths with padding.  The test set has 20 sentences of
+every length from 5 to 40.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import time
 
 import numpy as np
 
-from . import checks, translation
+from . import checks, decoding, translation
+from .blas import one_thread
 from .cache import remembered
 from .recurrent import KINDS, EncoderDecoder
 from .training import Trained, trained
@@ -23,8 +27,11 @@ TRANSFORMERS = {
     "Transformer, pre-norm": {"norm_first": True},
     "Transformer, no positions": {"positions": False},
     "Transformer, no causal mask": {"causal": False},
+    "Transformer, padded batches": {"mixed": True},
 }
 MODELS = KINDS + tuple(TRANSFORMERS)
+# the models that differ in how they are built, not in how they are fed (Part V explains these)
+ARCHITECTURES = tuple(name for name in MODELS if name != "Transformer, padded batches")
 RECURRENT_SIZES = {"embedding": 16, "hidden": 32, "units": 16, "batch": 32}
 TRANSFORMER_SIZES = {"width": 32, "heads": 2, "feed_forward": 64, "layers": 1, "batch": 32}
 STEPS = 300
@@ -70,7 +77,13 @@ def training_seconds(name: str, seed: int) -> float:
     return _trained_and_timed(name, seed)[2]
 
 
+BEAM = 4  # the beam beside greedy decoding on the length curves
+MEASURES = ("exact", "words", "early", "first_error", "aligned", "bleu")
+BEAM_MEASURES = ("exact", "words", "early", "bleu", "log_prob")
+
+
 @remembered
+@one_thread
 def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
     """Greedy translations of the test set by one trained model, measured per source length.
 
@@ -82,21 +95,19 @@ def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
     - "first_error": the mean position of the first wrong word, as a share of n (1 when the n
       words are right);
     - "aligned": the share of target words whose heaviest attention weight, under teacher
-      forcing, falls on the source word they translate (NaN for the fixed context).
+      forcing, falls on the source word they translate (NaN for the fixed context);
+    - "bleu": corpus-level BLEU of the outputs against the references (:func:`translation.bleu`).
     """
     model, params, _ = run(name, seed)
     test = translation.book_data()[1]
     lengths = np.array(sorted(test))
-    out = {key: [] for key in ("exact", "words", "early", "first_error", "aligned")}
+    out = {key: [] for key in MEASURES}
     for n in lengths:
         corpus = test[n]
         ids, _ = model.greedy(params, corpus.source)
+        for key, value in _scores(ids, corpus, n).items():
+            out[key].append(value)
         right = ids == corpus.target
-        out["exact"].append(right.all(axis=1).mean())
-        out["words"].append(right.mean())
-        out["early"].append(
-            (ids[:, :n] == translation.TARGET_IDS[translation.EOS]).any(axis=1).mean()
-        )
         wrong = ~right[:, :n]
         first = np.where(wrong.any(axis=1), wrong.argmax(axis=1), n)
         out["first_error"].append((first / n).mean())
@@ -108,11 +119,50 @@ def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
     return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
 
 
-def length_curves(names=MODELS, seeds=SEEDS) -> dict:
-    """:func:`length_curve` of every model and seed, stacked: {"lengths": (L,), name: {measure:
-    (seeds, L)}}."""
+def _scores(ids, corpus, n: int) -> dict[str, float]:
+    """Exact match, word accuracy, early </s> and BLEU of outputs ids (N, n + 1) of one test
+    length."""
+    right = ids == corpus.target
+    return {
+        "exact": right.all(axis=1).mean(),
+        "words": right.mean(),
+        "early": (ids[:, :n] == translation.TARGET_IDS[translation.EOS]).any(axis=1).mean(),
+        "bleu": translation.bleu(ids, corpus.target),
+    }
+
+
+@remembered
+@one_thread
+def beam_curve(name: str, seed: int, beam: int = BEAM) -> dict[str, np.ndarray]:
+    """Beam search of width ``beam`` beside greedy decoding on the test set, per source length.
+
+    Returns "lengths" (5 to 40) and, per length, beam search's "exact", "words", "early" and
+    "bleu" (as in :func:`length_curve`), its mean "log_prob" per sentence, and greedy
+    decoding's, "greedy log_prob" (:mod:`decoding`).
+    """
+    beam = checks.integer(beam, "beam", 1)
+    model, params, _ = run(name, seed)
+    test = translation.book_data()[1]
+    lengths = np.array(sorted(test))
+    out = {key: [] for key in BEAM_MEASURES + ("greedy log_prob",)}
+    for n in lengths:
+        corpus = test[n]
+        found = decoding.beam_search(model, params, corpus.source, beam)
+        for key, value in _scores(found.ids, corpus, n).items():
+            out[key].append(value)
+        out["log_prob"].append(found.log_prob.mean())
+        out["greedy log_prob"].append(decoding.greedy(model, params, corpus.source).log_prob.mean())
+    return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
+
+
+def length_curves(names=MODELS, seeds=SEEDS, beam: int | None = None) -> dict:
+    """:func:`length_curve` of every model and seed, or with ``beam`` :func:`beam_curve`,
+    stacked: {"lengths": (L,), name: {measure: (seeds, L)}}."""
     seeds = checks.seeds(seeds)
-    curves = {name: [length_curve(name, seed) for seed in seeds] for name in names}
+    if beam is None:
+        curves = {name: [length_curve(name, seed) for seed in seeds] for name in names}
+    else:
+        curves = {name: [beam_curve(name, seed, beam) for seed in seeds] for name in names}
     low, high = translation.TEST_LENGTHS
     out = {"lengths": np.arange(low, high + 1)}
     for name, runs in curves.items():
@@ -120,23 +170,33 @@ def length_curves(names=MODELS, seeds=SEEDS) -> dict:
     return out
 
 
-def translate(name: str, seed: int, source) -> dict:
-    """One trained model's greedy translation of one source sentence (words or a string).
+@one_thread
+def translate(name: str, seed: int, source, beam: int = 1) -> dict:
+    """One trained model's translation of one source sentence (words or a string), greedy
+    (``beam`` 1) or by beam search of width ``beam`` (:mod:`decoding`).
 
     Returns "source" and "output" words, the "reference" translation and its "alignment",
-    and the "weights" (output words + 1, source words) where each output word looked (None for
-    the fixed context).  The output is read up to its first </s>; decoding stops after the
-    source length + 1 words.
+    the "log_prob", the model's log-probability of the output and its </s>, and the
+    "weights" (steps, source words) where each output word looked (None for the fixed
+    context).  The output is read up to its first </s>; decoding stops after the source
+    length + 1 words.
     """
     checks.choice(name, "name", MODELS)
+    beam = checks.integer(beam, "beam", 1)
     pair = translation.translate(source)
     model, params, _ = run(name, seed)
-    ids, weights = model.greedy(params, translation.encode_source(pair.source)[None, :])
-    output = translation.decode_target(ids[0])
+    source_ids = translation.encode_source(pair.source)[None, :]
+    decoded = decoding.beam_search(model, params, source_ids, beam)
+    if beam == 1:
+        ids, weights = model.greedy(params, source_ids)
+    else:
+        ids = decoded.ids
+        weights = None if name == "fixed context" else model.weights(params, source_ids, ids)
     return {
         "source": pair.source,
-        "output": output,
+        "output": translation.decode_target(ids[0]),
         "reference": pair.target,
         "alignment": pair.alignment,
+        "log_prob": float(decoded.log_prob[0]),
         "weights": None if weights is None else weights[0],
     }

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import checks, translation
 from .attention import as_rows
+from .blas import one_thread
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
 from .params import Params, fan_in_normal, initialiser
@@ -311,6 +312,7 @@ class EncoderDecoder:
         c = att.context
         return att, c, np.tanh(np.concatenate([c, queries], axis=-1) @ p["combine.weight"].T)
 
+    @one_thread
     @checks.model_params
     def forward(self, p, source, target) -> tuple[np.ndarray, list[Step], dict]:
         """Teacher forcing: logits (N, n, V) for target ids (N, n), each step reading the true
@@ -375,6 +377,7 @@ class EncoderDecoder:
         last = self.step(p, *state, keep=keep, weights=weights)
         return last.o @ p["out.weight"].T + p["out.bias"]
 
+    @one_thread
     @checks.model_params
     def weights(self, p, source, target) -> np.ndarray:
         """Attention weights (N, n, m) under teacher forcing: row i is where word i looked."""
@@ -383,23 +386,40 @@ class EncoderDecoder:
         return self.forward(p, source, target)[2]["weights"]
 
     @checks.model_params
+    def decoder_start(self, p, source) -> dict:
+        """The decoder's state before its first word, for :mod:`decoding`: the annotations
+        "h" (N, m, D), the state "s" (N, H) and the previous output "o" (N, H), zero."""
+        h, s, _ = self.encode(p, source)
+        return {"h": h, "s": s, "o": np.zeros((len(h), self.hidden))}
+
+    @checks.model_params
+    def decoder_next(self, p, state, words, t: int = 0) -> tuple:
+        """One free-running step for the previous words (N,): (logits (N, V), attention
+        weights (N, m) or None, the next state).  ``t`` is unused (a recurrent decoder keeps
+        its place in its state)."""
+        st = self.step(p, state["h"], state["s"], state["o"], words)
+        weights = None if st.attention is None else st.attention.weights[:, 0]
+        return st.o @ p["out.weight"].T + p["out.bias"], weights, {**state, "s": st.s, "o": st.o}
+
+    @one_thread
+    @checks.model_params
     def greedy(self, p, source, steps: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """Greedy decoding: each step feeds back its own most likely word.
 
         Returns (ids (N, steps), weights (N, steps, m) or None).  ``steps`` defaults to the
         source length + 1, enough for a translation of equal length and its </s>.
         """
-        h, s, _ = self.encode(p, source)
+        state = self.decoder_start(p, source)
+        h = state["h"]
         steps = h.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1)
-        words, o = np.full(len(h), self.bos), np.zeros((len(h), self.hidden))
+        words = np.full(len(h), self.bos)
         out, weights = [], []
-        for _ in range(steps):
-            st = self.step(p, h, s, o, words)
-            s, o = st.s, st.o
-            words = (o @ p["out.weight"].T + p["out.bias"]).argmax(axis=1)
+        for t in range(steps):
+            logits, w, state = self.decoder_next(p, state, words, t)
+            words = logits.argmax(axis=1)
             out.append(words)
-            if st.attention is not None:
-                weights.append(st.attention.weights[:, 0])
+            if w is not None:
+                weights.append(w)
         return np.stack(out, axis=1), (np.stack(weights, axis=1) if weights else None)
 
     # -------------------------------------------------------------- backward

@@ -279,7 +279,7 @@ def _models() -> dict[str, tuple[str, object, tuple]]:
             SEEDS,
         )
     models["memory network"] = ("Part III, heads and memory", memory_subject, SEEDS)
-    for name in comparison.MODELS:
+    for name in comparison.ARCHITECTURES:
         if name != "fixed context":
             models[name] = ("Part IV", functools.partial(translation_subjects, name), SEEDS)
     return models

@@ -22,13 +22,15 @@ from .attention import (
     merge_heads,
     multi_head_attention,
     multi_head_attention_backward,
+    padding_mask,
     scaled_dot_product_attention,
     sinusoidal_positions,
     split_heads,
 )
+from .blas import one_thread
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
-from .translation import draw_batch, shifted_right
+from .translation import draw_batch, draw_padded_batch, shifted_right
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -393,7 +395,9 @@ class Transformer:
     the names of torch's ``nn.Transformer`` state dict (``encoder.layers.0.self_attn.in_proj_
     weight``, ``decoder.norm.weight``, …), plus ``source_embedding``, ``target_embedding`` and
     ``out.weight``/``out.bias``.  ``causal`` False removes the decoder's causal mask (to show
-    what breaks).  Batches hold sentences of one length, so nothing is padded.
+    what breaks).  Training batches hold sentences of one length, so nothing is padded, unless
+    ``mixed``: then each batch mixes lengths, padded with <pad> after each sentence's end, and
+    a key padding mask keeps every query off the padding (Part IV, batches of mixed lengths).
     """
 
     draws = True  # each training step draws its batch
@@ -411,6 +415,7 @@ class Transformer:
         causal: bool = True,
         batch: int = 32,
         bos: int = 1,
+        mixed: bool = False,
     ):
         self.source_vocabulary = checks.integer(source_vocabulary, "source_vocabulary", 2)
         self.target_vocabulary = checks.integer(target_vocabulary, "target_vocabulary", 2)
@@ -425,6 +430,7 @@ class Transformer:
         self.causal = checks.flag(causal, "causal")
         self.batch = checks.integer(batch, "batch", 1)
         self.bos = checks.index(bos, "bos", self.target_vocabulary)
+        self.mixed = checks.flag(mixed, "mixed")
 
     def __repr__(self) -> str:
         return f"Transformer(width={self.width}, heads={self.heads}, layers={self.layers})"
@@ -463,21 +469,23 @@ class Transformer:
         return x
 
     @checks.model_params
-    def encode(self, p, source, scale=None) -> tuple[np.ndarray, Encoded]:
+    def encode(self, p, source, scale=None, lengths=None) -> tuple[np.ndarray, Encoded]:
         """The encoder's output (N, m, E), the memory, and its record (:class:`Encoded`), whose
         ``weights`` are each layer's self-attention weights (N, H, m, m).
 
         ``scale``: optional (N, m), each word's embedding multiplied by it before the
-        positions are added (Part V's gradient × input).
+        positions are added (Part V's gradient × input).  ``lengths``: optional (N,), each
+        sentence's words before its padding; no query then reads a padded key.
         """
         source = checks.token_ids(source, "source", self.source_vocabulary, (None, None))
         if source.shape[1] < 1:
             raise ValueError("source sentences need at least one word")
+        mask = key_padding_mask(lengths, source.shape, "lengths")
         x, backs = self._embed(p, "source_embedding", source, scale=scale), []
         weights = []
         for i in range(self.layers):
             x, w, layer_backs = _encoder_sublayers(
-                one_layer(p, f"encoder.layers.{i}."), x, self.heads, None, self.norm_first
+                one_layer(p, f"encoder.layers.{i}."), x, self.heads, mask, self.norm_first
             )
             backs.append((f"encoder.layers.{i}.", layer_backs))
             weights.append(w["self"])
@@ -485,19 +493,28 @@ class Transformer:
         return memory, Encoded(source, backs, norm_back, weights)
 
     @checks.model_params
-    def decode(self, p, memory, previous, memory_mask=None) -> tuple[np.ndarray, list, Decoded]:
+    def decode(
+        self, p, memory, previous, memory_mask=None, memory_lengths=None, lengths=None
+    ) -> tuple[np.ndarray, list, Decoded]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
         weights of every layer ({"self", "cross"} each), and the record (:class:`Decoded`).
 
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
-        in every layer's cross-attention (Part V's removal test).
+        in every layer's cross-attention (Part V's removal test).  ``memory_lengths`` and
+        ``lengths``: optional (N,), the real source and target words of padded sentences.
         """
         previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
+        n, m = previous.shape[1], memory.shape[1]
         if memory_mask is not None:
-            shape = previous.shape[1], memory.shape[1]
-            memory_mask = _check_mask(memory_mask, *shape, "memory_mask")  # every head's
+            memory_mask = _check_mask(memory_mask, n, m, "memory_mask")  # every head's
+        padded = key_padding_mask(memory_lengths, (len(previous), m), "memory_lengths")
+        if padded is not None:
+            memory_mask = padded if memory_mask is None else memory_mask & padded
         x, backs, weights = self._embed(p, "target_embedding", previous), [], []
-        mask = causal_mask(previous.shape[1]) if self.causal else None
+        mask = causal_mask(n) if self.causal else None
+        padded = key_padding_mask(lengths, previous.shape, "lengths")
+        if padded is not None:
+            mask = padded if mask is None else mask & padded
         for i in range(self.layers):
             x, w, layer_backs = _decoder_sublayers(
                 one_layer(p, f"decoder.layers.{i}."),
@@ -536,14 +553,24 @@ class Transformer:
         logits, weights, _ = self.decode(p, memory, self._previous(target), mask)
         return logits[every, at], weights
 
+    @one_thread
     @checks.model_params
-    def forward(self, p, source, target):
-        """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n)."""
-        memory, enc = self.encode(p, source)
+    def forward(self, p, source, target, source_lengths=None, target_lengths=None):
+        """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n).
+
+        ``source_lengths``, ``target_lengths``: optional (N,), the real words of a padded
+        batch (:func:`translation.draw_padded_batch`); logits at padded positions are
+        computed and mean nothing.
+        """
+        memory, enc = self.encode(p, source, lengths=source_lengths)
         target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
-        logits, weights, dec = self.decode(p, memory, self._previous(target))
+        previous = self._previous(target)
+        logits, weights, dec = self.decode(
+            p, memory, previous, memory_lengths=source_lengths, lengths=target_lengths
+        )
         return logits, weights, (enc, dec)
 
+    @one_thread
     @checks.model_params
     def weights(self, p, source, target) -> np.ndarray:
         """The last decoder layer's cross-attention under teacher forcing, averaged over heads:
@@ -554,14 +581,26 @@ class Transformer:
     @checks.model_params
     def loss_and_grads(self, p, data, rng=None, baseline=None):
         """Mean cross-entropy per target word and its gradients, on one batch: ``data`` is a
-        (source, target) pair, or {length: Corpus} from which ``rng`` draws the batch."""
+        (source, target) pair, a padded (source, target, source_lengths, target_lengths), or
+        {length: Corpus} from which ``rng`` draws the batch (padded when ``mixed``).  Padded
+        positions are left out of the mean."""
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")
-            data = draw_batch(data, rng, self.batch)
-        source, target = data
-        logits, _, (enc, dec) = self.forward(p, source, target)
+            draw = draw_padded_batch if self.mixed else draw_batch
+            data = draw(data, rng, self.batch)
+        if not isinstance(data, tuple) or len(data) not in (2, 4):
+            raise TypeError(
+                "data must be (source, target), (source, target, source_lengths, "
+                "target_lengths) or a dict of Corpus by length"
+            )
+        source, target, *lengths = data
+        logits, _, (enc, dec) = self.forward(p, source, target, *lengths)
         losses, grad_logits = softmax_cross_entropy(logits, target)
+        if lengths:
+            real = np.arange(target.shape[1]) < lengths[1][:, None]  # (N, n)
+            losses = losses[real]
+            grad_logits *= real[..., None]
         grad_logits /= losses.size
         previous, dec_backs, dec_norm_back, out = dec  # a Decoded
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
@@ -582,7 +621,26 @@ class Transformer:
         np.add.at(grads["source_embedding"], source, grad_x)
         return float(losses.mean()), grads
 
-    # -------------------------------------------------------------- greedy decoding
+    # -------------------------------------------------------------- decoding
+    @checks.model_params
+    def decoder_start(self, p, source) -> dict:
+        """The decoder's state before its first word, for :mod:`decoding`: the encoder's
+        "memory" (N, m, E) and an empty key-value cache per layer ("kv")."""
+        memory, _ = self.encode(p, source)
+        return {"memory": memory, "kv": [{} for _ in range(self.layers)]}
+
+    @checks.model_params
+    def decoder_next(self, p, state, words, t: int) -> tuple:
+        """One decoding step with the key-value cache: the previous words (N,) at position
+        ``t`` give (logits (N, V), the last layer's cross-attention (N, m) averaged over heads,
+        the state with the cache grown by one position)."""
+        t = checks.integer(t, "t", 0)
+        logits, w = self._cached_step(
+            p, state["memory"], np.asarray(words)[:, None], t, state["kv"]
+        )
+        return logits, w, state
+
+    @one_thread
     @checks.model_params
     def greedy(self, p, source, steps: int | None = None, cache: bool = True):
         """Greedy decoding: (ids (N, steps), cross-attention (N, steps, m)) as in
@@ -593,14 +651,14 @@ class Transformer:
         being kept, and the memory's projected once.  Without it, every step reruns the
         decoder on the whole prefix.  Both give the same words.
         """
-        memory, _ = self.encode(p, source)
+        state = self.decoder_start(p, source)
+        memory = state["memory"]
         steps = memory.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1)
         words = np.full((len(memory), 1), self.bos)
-        kv = [{} for _ in range(self.layers)]
         out, weights = [], []
         for t in range(steps):
             if cache:
-                logits, w = self._cached_step(p, memory, words[:, -1:], t, kv)
+                logits, w, state = self.decoder_next(p, state, words[:, -1], t)
             else:
                 logits, all_weights, _ = self.decode(p, memory, words)
                 logits, w = logits[:, -1], all_weights[-1]["cross"][:, :, -1].mean(axis=1)
@@ -636,6 +694,20 @@ class Transformer:
         ):
             x, _ = _residual(layer, norm, x, inner, self.norm_first)
         return x
+
+
+def key_padding_mask(lengths, shape: tuple, name: str = "lengths") -> np.ndarray | None:
+    """(N, 1, m) boolean, True on each sentence's first lengths[i] of m positions, for a batch
+    of ``shape`` (N, m) padded after each sentence's end (Part IV); None when ``lengths`` is
+    None or pads nothing, so an unpadded batch runs exactly as before."""
+    if lengths is None:
+        return None
+    lengths = checks.integers(lengths, name, 1, shape[1])
+    if lengths.shape != (shape[0],):
+        raise ValueError(
+            f"{name} must hold one length per sentence, ({shape[0]},), got {lengths.shape}"
+        )
+    return None if (lengths == shape[1]).all() else padding_mask(lengths, shape[1])
 
 
 def _cached_attention(p, prefix: str, z, memory, cache: dict, heads: int):

@@ -226,6 +226,24 @@ def decode_target(ids) -> tuple[str, ...]:
     return tuple(words)
 
 
+def bleu(outputs, references) -> float:
+    """Corpus-level BLEU (Papineni et al. 2002) of output ids (N, n) against reference ids
+    (N, n'), each read up to its first </s>, by sacrebleu's standard settings: 0 to 100
+    (Part IV, decoding)."""
+    import sacrebleu  # imported here: it takes a moment, and only Part IV scores with it
+
+    outputs = checks.integers(outputs, "outputs", 0, len(TARGET_WORDS) - 1)
+    references = checks.integers(references, "references", 0, len(TARGET_WORDS) - 1)
+    if outputs.ndim != 2 or references.ndim != 2 or len(outputs) != len(references):
+        raise ValueError(
+            f"outputs and references must be id arrays (N, n) with one row per sentence, got "
+            f"shapes {outputs.shape} and {references.shape}"
+        )
+    hypotheses = [" ".join(decode_target(row)) for row in outputs]
+    truths = [" ".join(decode_target(row)) for row in references]
+    return float(sacrebleu.corpus_bleu(hypotheses, [truths]).score)
+
+
 def _times(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
     """The product of two counts by length, {length: count}: every way to follow a with b."""
     out: dict[int, int] = {}
@@ -345,6 +363,34 @@ def draw_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int
     corpus = corpora[lengths[rng.randint(len(lengths))]]
     chosen = rng.choice(len(corpus.source), min(size, len(corpus.source)), replace=False)
     return corpus.source[chosen], corpus.target[chosen]
+
+
+def pad(rows, value: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Sentences of different lengths as one array: (ids (N, longest), lengths (N,)), each
+    row filled after its end with ``value`` (the id of <pad>, 0 in both vocabularies)."""
+    rows = [checks.integers(row, "rows", 0) for row in rows]
+    if not rows or any(row.ndim != 1 or not row.size for row in rows):
+        raise ValueError("rows must be a non-empty list of non-empty 1-d id arrays")
+    lengths = np.array([len(row) for row in rows])
+    ids = np.full((len(rows), lengths.max()), checks.integer(value, "value", 0))
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = row
+    return ids, lengths
+
+
+def draw_padded_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int):
+    """(source, target, source_lengths, target_lengths): ``size`` sentences drawn from every
+    length alike, without replacement, each padded with <pad> to the batch's longest
+    (Part IV, batches of mixed lengths)."""
+    _check_corpora(corpora)
+    size = checks.integer(size, "size", 1)
+    lengths = sorted(corpora)
+    owners = np.concatenate([np.full(len(corpora[n].source), n) for n in lengths])
+    rows = np.concatenate([np.arange(len(corpora[n].source)) for n in lengths])
+    chosen = rng.choice(len(owners), min(size, len(owners)), replace=False)
+    source, source_lengths = pad([corpora[owners[k]].source[rows[k]] for k in chosen])
+    target, target_lengths = pad([corpora[owners[k]].target[rows[k]] for k in chosen])
+    return source, target, source_lengths, target_lengths
 
 
 @remembered

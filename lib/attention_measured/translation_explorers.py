@@ -141,29 +141,43 @@ MEASURES = {
     "words": "words right",
     "aligned": "heaviest weight on the true word",
     "early": "outputs ended too early",
+    "bleu": "BLEU (0 to 100)",
 }
 
 
-def plot_lengths(ax, names=CURVE_MODELS, measure: str = "exact", length: int | None = None):
+def plot_lengths(
+    ax, names=CURVE_MODELS, measure: str = "exact", length: int | None = None, beam=None
+):
     """One measure of :func:`comparison.length_curve` against sentence length on ``ax``: each
     model's mean over seeds, and a band from its worst seed to its best; lengths never seen in
-    training shaded; a dotted line at ``length`` if given."""
-    curves = comparison.length_curves(names)
+    training shaded; a dotted line at ``length`` if given.  With ``beam``, the curves of beam
+    search of that width (:func:`comparison.beam_curve`), dashed."""
+    checks.choice(measure, "measure", tuple(MEASURES))
+    curves = comparison.length_curves(names, beam=beam)
     lengths = curves["lengths"]
+    top = 100 if measure == "bleu" else 1
     ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
-    ax.text(translation.TRAIN_LENGTHS[1] + 1, 1.08, "never seen in training", fontsize=9, va="top")
+    ax.text(
+        translation.TRAIN_LENGTHS[1] + 1,
+        1.08 * top,
+        "never seen in training",
+        fontsize=9,
+        va="top",
+    )
     for name in names:
         values = curves[name][measure]
         colour = CURVE_COLOURS.get(name, plots.INK)
         ax.fill_between(
             lengths, values.min(axis=0), values.max(axis=0), color=colour, alpha=0.2, lw=0
         )
-        ax.plot(lengths, values.mean(axis=0), color=colour, label=name, lw=1.6)
+        label = name if beam is None else f"{name}, beam {beam}"
+        style = "-" if beam is None else "--"
+        ax.plot(lengths, values.mean(axis=0), color=colour, label=label, lw=1.6, ls=style)
     if length is not None:
         ax.axvline(_checked_length(length), color=plots.INK, lw=1, ls=":")
     ax.set_xlabel("source sentence length (words)")
     ax.set_ylabel(MEASURES[measure])
-    ax.set_ylim(-0.02, 1.12)
+    ax.set_ylim(-0.02 * top, 1.12 * top)
 
 
 @plots.styled
