@@ -46,6 +46,16 @@ def test_every_picture_on_a_page_carries_the_alt_text_its_function_gives():
         assert "remove-input" in metadata.get("tags", []), f"{page}: {name}'s drawing code shows"
 
 
+def test_figure_takes_rows_then_columns_as_plt_subplots_does():
+    fig, axes = plots.figure(2, 1)
+    try:
+        fig.canvas.draw()
+        top, bottom = (ax.get_position() for ax in axes)
+        assert top.y0 > bottom.y1 - 1e-9 and top.x0 == pytest.approx(bottom.x0)
+    finally:
+        plt.close(fig)
+
+
 def test_figures_wider_than_the_column_are_refused():
     with pytest.raises(ValueError, match="stack the panels"):
         plots.figure(width=plots.COLUMN + 1)

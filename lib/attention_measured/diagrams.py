@@ -19,8 +19,12 @@ of the other modules computes.
 - :func:`positional_encodings`         a position vector added to each step's content
 - :func:`memory_hops`                  a question reads a story's memory, hop after hop
 - :func:`fixed_context`                Part IV: a sentence squeezed into one vector
-- :func:`transformer_layers`           Part IV: an encoder and a decoder layer, sublayer by sublayer
+- :func:`bahdanau_step`                Part IV: the previous state asks, the context enters the step
+- :func:`teacher_forcing`              Part IV: true previous words in training, its own in use
+- :func:`transformer_layers`           Part IV: the whole Transformer, residuals drawn, N× stacked
+- :func:`attention_masks`              Part IV: the causal mask and a padding mask, as matrices
 - :func:`tiled_scores`                 Part IV: every score at once, or one block of keys at a time
+- :func:`kv_cache`                     Part IV: one decoding step reads the cached keys and values
 """
 
 from __future__ import annotations
@@ -100,19 +104,17 @@ def _text(ax, x, y, text, size=SMALL, colour=plots.INK, **kwargs):
     ax.text(x, y, text, fontsize=size, color=colour, **kwargs)
 
 
+def _square(ax, x, y, size, facecolor, **kwargs):
+    """One cell of a vector or a matrix, (x, y) its lower left corner, white between cells."""
+    ax.add_patch(
+        Rectangle((x, y), size, size, edgecolor="white", linewidth=1, facecolor=facecolor, **kwargs)
+    )
+
+
 def _vector(ax, x, y, values, colour, cell=0.22):
     """A small vector: a row of cells shaded by ``values`` (each in [-1, 1])."""
     for i, v in enumerate(values):
-        ax.add_patch(
-            Rectangle(
-                (x + i * cell, y),
-                cell,
-                cell,
-                edgecolor="white",
-                linewidth=1,
-                facecolor=_tint(colour, 0.25 + 0.7 * abs(v)),
-            )
-        )
+        _square(ax, x + i * cell, y, cell, _tint(colour, 0.25 + 0.7 * abs(v)))
 
 
 @plots.styled
@@ -337,7 +339,7 @@ def several_heads(heads: int = 2):
 @plots.styled
 def positional_encodings(steps: int = 16, size: int = 8):
     """Without positions a set of tokens has no order; a position vector PE_t gives it one."""
-    fig, axes = plots.figure(2, 1, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
+    fig, axes = plots.figure(1, 2, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
     ax = axes[0]
     ax.imshow(
         sinusoidal_positions(steps, size).T,
@@ -432,54 +434,87 @@ def fixed_context(words=("the", "red", "fox", "sees", "a", "dog")):
 
 @plots.styled
 def transformer_layers():
-    """An encoder layer and a decoder layer, as stacks of sublayers with residuals."""
-    fig, ax = _canvas(3.4)
+    """The whole Transformer: embeddings and positions, a stack of encoder layers and of
+    decoder layers whose sublayers each add their input back and normalise, and the output
+    layer and softmax."""
+    fig, ax = _canvas(6.6)
+    w = 2.55
 
-    def stack(x, title, blocks, colour):
-        _text(ax, x, 3.15, title, colour=colour, weight="bold")
-        y = 0.35
-        w = 2.35
-        _box(ax, x, 0.0 + 0.02, w, 0.3, "input (N, n, E)", plots.NEUTRAL, size=SMALL, fill=0.1)
-        for name, block_colour in blocks:
-            _arrow(ax, (x + w / 2, y - 0.03), (x + w / 2, y + 0.12))
-            _box(ax, x, y + 0.14, w, 0.46, name, block_colour, size=SMALL)
-            _text(
-                ax,
-                x + w + 0.06,
-                y + 0.3,
-                "+ input,\nnorm",
-                size=9,
-                colour=plots.NEUTRAL,
-                va="center",
-            )
-            y += 0.75
-        _arrow(ax, (x + w / 2, y - 0.03), (x + w / 2, y + 0.1))
-        _box(ax, x, y + 0.12, w, 0.3, "output (N, n, E)", plots.NEUTRAL, size=SMALL, fill=0.1)
+    def residual(x, y_from, y_to):
+        """The input of a sublayer carried around it to its add & norm."""
+        ax.plot([x + 0.2, x - 0.14, x - 0.14], [y_from, y_from, y_to], color=plots.INK, lw=1.1)
+        _arrow(ax, (x - 0.14, y_to), (x - 0.01, y_to))
 
-    stack(
-        0.1,
-        "encoder layer",
+    def column(x, bottom, sublayers, top_text):
+        _box(ax, x, 0.1, w, 0.34, bottom, plots.NEUTRAL, fill=0.1, size=SMALL)
+        _arrow(ax, (x + w / 2, 0.46), (x + w / 2, 0.6))
+        _box(ax, x, 0.62, w, 0.36, "embedding, then + positions", plots.NEUTRAL, size=SMALL)
+        y = 1.5
+        for name, colour in sublayers:
+            _arrow(ax, (x + w / 2, y - 0.22), (x + w / 2, y - 0.02))
+            residual(x, y - 0.12, y + 0.69)
+            _box(ax, x, y, w, 0.42, name, colour, size=SMALL)
+            _arrow(ax, (x + w / 2, y + 0.44), (x + w / 2, y + 0.53))
+            _box(ax, x, y + 0.55, w, 0.28, "add & norm", plots.INK, fill=0.05, size=SMALL)
+            y += 1.08
+        frame = Rectangle(
+            (x - 0.3, 1.16),
+            w + 0.4,
+            y - 1.26,
+            fill=False,
+            linestyle="--",
+            edgecolor=plots.NEUTRAL,
+            linewidth=1,
+        )
+        ax.add_patch(frame)
+        _text(ax, x + w + 0.14, y - 0.22, "N×", size=FONT, weight="bold", ha="left")
+        _arrow(ax, (x + w / 2, y - 0.24), (x + w / 2, y - 0.02))
+        _box(ax, x, y, w, 0.3, top_text, plots.INK, fill=0.05, size=SMALL)
+        return y + 0.3
+
+    encoder = column(
+        0.4,
+        "source words",
         [("self-attention, all to all", KEY), ("feed-forward, per position", plots.NEUTRAL)],
-        KEY,
+        "final norm: the memory",
     )
-    stack(
-        3.5,
-        "decoder layer",
+    decoder = column(
+        3.75,
+        "target words so far (<s> first)",
         [
             ("causal self-attention", QUERY),
             ("cross-attention to the memory", WEIGHT),
             ("feed-forward, per position", plots.NEUTRAL),
         ],
-        QUERY,
+        "final norm",
     )
-    _arrow(ax, (2.47, 2.12), (3.48, 1.62), WEIGHT)  # the encoder's output feeds cross-attention
-    _text(ax, 2.62, 2.02, "memory", colour=WEIGHT)
+    _arrow(ax, (0.4 + w / 2, encoder + 0.02), (3.73, 2.78), WEIGHT, curve=-0.2)
+    _text(ax, 2.6, 4.62, "memory: keys and values", colour=WEIGHT, ha="center", va="center")
+    y = decoder
+    for name in ("linear: one score per target word", "softmax: next-word probabilities"):
+        _arrow(ax, (3.75 + w / 2, y + 0.02), (3.75 + w / 2, y + 0.14))
+        _box(ax, 3.75, y + 0.16, w, 0.3, name, plots.INK, fill=0.05, size=SMALL)
+        y += 0.46
+    _text(ax, 0.4, encoder + 0.12, "encoder", colour=KEY, weight="bold")
+    _text(ax, 3.55, decoder + 0.5, "decoder", colour=QUERY, weight="bold", ha="right")
+    _text(
+        ax,
+        0.1,
+        6.4,
+        "lines on the left: each sublayer's input\nadded back (the residual)",
+        va="top",
+    )
     alt = (
-        "Left, an encoder layer: self-attention in which every position reads every other, then "
-        "a feed-forward network applied to each position; each sublayer adds its input back and "
-        "normalises. Right, a decoder layer: causal self-attention over the words written so "
-        "far, cross-attention to the encoder's output (the memory, an arrow from the encoder's "
-        "output), then the feed-forward network, each with the same residual and norm."
+        "The whole Transformer, bottom to top. Left, the encoder: the source words are embedded "
+        "and their sinusoidal positions added; then a stack of N identical layers, each a "
+        "self-attention sublayer and a position-wise feed-forward sublayer, each followed by "
+        "add & norm, where a line carries the sublayer's input around it and adds it back (the "
+        "residual); a final norm gives the memory. Right, the decoder: the target words so far, "
+        "starting with <s>, embedded with positions; N layers of causal self-attention, "
+        "cross-attention whose keys and values come from the memory (an arrow from the "
+        "encoder), and the feed-forward sublayer, each with its residual and add & norm; a "
+        "final norm, a linear layer giving one score per target word, and a softmax giving the "
+        "next word's probabilities."
     )
     return fig, alt
 
@@ -499,16 +534,8 @@ def tiled_scores(steps: int = 8, block: int = 2):
                     colour, fill = KEY, 0.45
                 else:
                     colour, fill = (QUERY, 0.6) if j // block == 1 else (plots.NEUTRAL, 0.08)
-                ax.add_patch(
-                    Rectangle(
-                        (left + j * cell, 0.2 + (steps - 1 - i) * cell),
-                        cell,
-                        cell,
-                        edgecolor="white",
-                        linewidth=1,
-                        facecolor=_tint(colour, fill),
-                    )
-                )
+                y = 0.2 + (steps - 1 - i) * cell
+                _square(ax, left + j * cell, y, cell, _tint(colour, fill))
     top = 0.2 + steps * cell + 0.08
     _text(ax, 0.25, top, "plain: all n × n scores at once", colour=KEY)
     _text(ax, 2.9, top, f"tiled: one block of {block} keys at a time", colour=QUERY)
@@ -685,16 +712,8 @@ def self_attention_matrices(steps: int = 4):
     def grid(left, values, colour, rows, cols, label):
         for i in range(rows):
             for j in range(cols):
-                ax.add_patch(
-                    Rectangle(
-                        (left + j * cell, top - (i + 1) * cell),
-                        cell,
-                        cell,
-                        edgecolor="white",
-                        linewidth=1,
-                        facecolor=_tint(colour, 0.15 + 0.8 * values[i, j]),
-                    )
-                )
+                colour_ij = _tint(colour, 0.15 + 0.8 * values[i, j])
+                _square(ax, left + j * cell, top - (i + 1) * cell, cell, colour_ij)
         _text(ax, left + cols * cell / 2, top + 0.08, label, ha="center", colour=colour)
         return left + cols * cell
 
@@ -731,6 +750,187 @@ def self_attention_matrices(steps: int = 4):
     return fig, alt
 
 
+@plots.styled
+def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
+    """Bahdanau's decoder: the previous state s_{i−1} scores every annotation h_j, and their
+    weighted sum c_i enters the step that writes word i."""
+    fig, ax = _canvas(3.5)
+    for j, word in enumerate(source):
+        x = 0.2 + j * 1.1
+        _box(ax, x, 0.2, 0.85, 0.4, word, plots.NEUTRAL)
+        _box(ax, x, 0.95, 0.85, 0.45, f"h{j + 1}", KEY, fill=0.3)
+        _arrow(ax, (x + 0.42, 0.62), (x + 0.42, 0.93))
+    _text(ax, 0.2, 1.52, "annotations h_j, read both ways", colour=KEY)
+    for i, (x, word) in enumerate(zip((3.95, 5.55), target)):
+        _box(ax, x, 2.05, 0.95, 0.45, f"s{i + 1}", QUERY, fill=0.3)
+        _box(ax, x, 2.85, 0.95, 0.4, word, plots.NEUTRAL)
+        _arrow(ax, (x + 0.47, 2.52), (x + 0.47, 2.83))
+    _arrow(ax, (4.92, 2.27), (5.53, 2.27), QUERY)
+    _box(ax, 5.6, 1.05, 0.85, 0.45, "c2", WEIGHT, fill=0.3)
+    _arrow(ax, (6.02, 1.52), (6.02, 2.03), WEIGHT)
+    for j, weight in enumerate((0.1, 0.15, 0.75)):
+        _arrow(ax, (4.2, 2.03), (0.62 + j * 1.1, 1.42), WEIGHT, width=0.6 + 3 * weight, curve=0.1)
+    _text(ax, 3.6, 1.15, "s1 asks; the weighted\nsum of the h_j is c2", colour=WEIGHT, va="center")
+    _text(
+        ax,
+        0.2,
+        2.95,
+        f"to write word 2 ('{target[1]}'), the state\nbefore it, s1, scores every h_j",
+        colour=QUERY,
+        va="center",
+    )
+    alt = (
+        f"Bahdanau's decoder. The source words '{' '.join(source)}' have annotations h1 to h3. "
+        f"To write its second word, '{target[1]}', the decoder's previous state s1 (the state "
+        f"after writing '{target[0]}') scores every annotation; the arrows' widths are the "
+        f"weights, heaviest on '{source[-1]}'. Their weighted sum, the context c2, enters the "
+        "step that makes the new state s2 and writes the word."
+    )
+    return fig, alt
+
+
+@plots.styled
+def teacher_forcing(truth=("lo", "fuxo", "ruda"), own=("lo", "kani", "ruda")):
+    """Teacher forcing, where every step reads the true previous word, beside free-running
+    decoding, where every step reads the decoder's own last word, mistakes included."""
+    fig, ax = _canvas(3.9)
+    rows = (
+        (2.15, "training: teacher forcing", ("<s>",) + truth[:-1], truth, False),
+        (0.25, "translating: free-running", ("<s>",) + own[:-1], own, True),
+    )
+    for y, title, inputs, outputs, fed_back in rows:
+        _text(ax, 0.1, y + 1.5, title, weight="bold")
+        for i, (word_in, word_out) in enumerate(zip(inputs, outputs)):
+            x = 0.4 + i * 2.05
+            wrong = fed_back and word_out != truth[i]
+            _box(ax, x, y + 0.55, 1.1, 0.42, "decoder", QUERY, fill=0.2, size=SMALL)
+            _box(
+                ax,
+                x,
+                y + 1.1,
+                1.1,
+                0.32,
+                word_out + (" (wrong)" if wrong else ""),
+                WEIGHT if wrong else plots.NEUTRAL,
+                fill=0.35 if wrong else 0.12,
+                size=SMALL,
+            )
+            _box(
+                ax,
+                x,
+                y,
+                1.1,
+                0.32,
+                word_in,
+                KEY if not fed_back or not i else WEIGHT,
+                fill=0.12,
+                size=SMALL,
+            )
+            _arrow(ax, (x + 0.55, y + 0.34), (x + 0.55, y + 0.53))
+            _arrow(ax, (x + 0.55, y + 0.99), (x + 0.55, y + 1.08))
+            if i:
+                _arrow(ax, (x - 0.93, y + 0.76), (x - 0.02, y + 0.76), QUERY)
+            if fed_back and i + 1 < len(outputs):
+                _arrow(ax, (x + 1.12, y + 1.26), (x + 2.05, y + 0.2), WEIGHT, curve=-0.25)
+        note = "inputs: its own last words, mistakes too" if fed_back else "inputs: the true words"
+        _text(ax, 6.6, y + 1.5, note, ha="right", colour=WEIGHT if fed_back else KEY)
+    alt = (
+        "Two rows of the same decoder unrolled over three steps. Top, training with teacher "
+        f"forcing: the inputs are the true previous words <s>, {', '.join(truth[:-1])}, whatever "
+        "the decoder predicted. Bottom, translating: each output is fed back as the next "
+        f"input, so when the decoder writes '{own[1]}' (wrong) at step 2, step 3 reads "
+        f"'{own[1]}', a situation training never showed it."
+    )
+    return fig, alt
+
+
+@plots.styled
+def attention_masks(steps: int = 5, length: int = 3):
+    """The decoder's causal mask as a matrix (query i may read key j ≤ i), and a key padding
+    mask for a sentence of ``length`` words padded to ``steps``."""
+    steps = checks.integer(steps, "steps", 2, 8)
+    length = checks.integer(length, "length", 1, steps - 1)
+    fig, ax = _canvas(2.75)
+    cell = 0.34
+    top = 2.25
+    panels = (
+        (0.75, "causal: query i reads keys j ≤ i", lambda i, j: j <= i, QUERY),
+        (4.15, f"padding: {length} words, then <pad>", lambda i, j: j < length, KEY),
+    )
+    for left, title, allowed, colour in panels:
+        _text(ax, left - 0.6, top + 0.2, title, colour=colour)
+        for i in range(steps):
+            _text(ax, left - 0.08, top - (i + 0.5) * cell, f"q{i}", ha="right", va="center")
+            for j in range(steps):
+                ok = allowed(i, j)
+                fill = _tint(colour, 0.55) if ok else _tint(plots.NEUTRAL, 0.15)
+                x, y = left + j * cell, top - (i + 1) * cell
+                _square(ax, x, y, cell, fill, hatch=None if ok else "///")
+        for j in range(steps):
+            label = f"k{j}" if allowed(steps - 1, j) or left < 1 else "pad"
+            _text(
+                ax, left + (j + 0.5) * cell, top - steps * cell - 0.08, label, ha="center", va="top"
+            )
+    _text(ax, 0.15, 0.12, "shaded: may attend;  hatched: blocked (weight exactly 0)")
+    alt = (
+        f"Two {steps} by {steps} grids of queries (rows) against keys (columns). Left, the "
+        "decoder's causal mask: the cells on and below the diagonal are shaded, so query i may "
+        "read keys 0 to i, and the cells above are hatched, blocked. Right, a key padding mask "
+        f"for a sentence of {length} words padded to {steps}: the last {steps - length} "
+        "columns, the padding, are hatched for every query, so no query reads a padded "
+        "position."
+    )
+    return fig, alt
+
+
+@plots.styled
+def kv_cache(steps: int = 4):
+    """One decoding step with the key-value cache: the newest word's query reads every key
+    and value, the earlier ones kept from earlier steps and one appended now."""
+    steps = checks.integer(steps, "steps", 2, 8)
+    fig, ax = _canvas(2.9)
+    cell = 0.3
+    _text(ax, 0.1, 2.55, f"step {steps}: only the newest word is computed", weight="bold")
+    _box(ax, 0.1, 1.35, 1.25, 0.45, f"word {steps}", plots.NEUTRAL, size=SMALL)
+    _arrow(ax, (1.37, 1.57), (1.75, 1.57))
+    _vector(ax, 1.8, 1.45, [0.7, -0.4, 0.9], QUERY, cell=cell)
+    _text(ax, 1.8 + 1.5 * cell, 1.85, "its q", ha="center", colour=QUERY)
+    for row, (name, colour, y) in enumerate((("K", KEY, 1.9), ("V", VALUE, 0.85))):
+        left = 3.2
+        _text(ax, left - 0.12, y + 0.35, f"cached {name}", ha="right", va="center", colour=colour)
+        for j in range(steps):
+            new = j == steps - 1
+            ax.add_patch(
+                Rectangle(
+                    (left + j * (cell + 0.06), y),
+                    cell,
+                    0.7,
+                    edgecolor=plots.INK if new else "white",
+                    linewidth=1.6 if new else 1,
+                    facecolor=_tint(colour, 0.75 if new else 0.35),
+                )
+            )
+        _arrow(ax, (2.8, 1.57), (left - 0.02, y + 0.35), QUERY, curve=0.1 if row else -0.1)
+    right = 3.2 + steps * (cell + 0.06)
+    _text(ax, right + 0.1, 2.45, "appended now\n(outlined)", va="center")
+    _text(ax, right + 0.1, 1.4, f"kept from the\n{steps - 1} steps before", va="center")
+    _text(
+        ax,
+        0.1,
+        0.35,
+        "the memory's keys and values are projected once, before the first step",
+        colour=WEIGHT,
+    )
+    alt = (
+        f"Decoding step {steps} with a key-value cache. Only the newest word is pushed through "
+        f"the decoder: its query meets a row of {steps} cached keys and {steps} cached values, "
+        f"of which {steps - 1} were kept from the earlier steps and one, outlined, was appended "
+        "at this step. The cross-attention's keys and values of the memory are projected once, "
+        "before the first step."
+    )
+    return fig, alt
+
+
 ALL = (
     attention_in_one_picture,
     single_query_model,
@@ -747,5 +947,9 @@ ALL = (
     memory_hops,
     fixed_context,
     transformer_layers,
+    attention_masks,
     tiled_scores,
+    kv_cache,
+    bahdanau_step,
+    teacher_forcing,
 )

@@ -16,7 +16,7 @@ from .widgets import Control, explorer
 @plots.styled
 def _render_drop(example: int, step: int):
     r = lesson.drop_report(example, step)
-    fig, axes = plots.figure(1, 2, height=4.6)
+    fig, axes = plots.figure(2, 1, height=4.6)
     for run, ax in enumerate(axes):
         plots.bars(
             ax,
@@ -47,7 +47,7 @@ def _render_seed(seed: int, example: int = 0):
     # runs 1 and 2 in their colours everywhere in the Part; any other seed in neutral grey
     runs = list(lesson.INIT_SEEDS)
     colour = plots.RUNS[runs.index(seed)] if seed in runs else plots.NEUTRAL
-    fig, axes = plots.figure(1, 3, height=6.9)
+    fig, axes = plots.figure(3, 1, height=6.9)
     plots.bars(
         axes[0],
         {f"seed {seed}": r["weights"]},

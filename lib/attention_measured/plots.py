@@ -89,14 +89,16 @@ def styled(function):
 COLUMN = 6.7  # inches: the text column at 100 dpi (about 670 px), so figures are shown at full size
 
 
-def figure(ncols: int = 1, nrows: int = 1, width: float = COLUMN, height: float = 2.6, **kwargs):
+def figure(nrows: int = 1, ncols: int = 1, width: float = COLUMN, height: float = 2.6, **kwargs):
     """A figure in the book's style: (fig, axes); axes is a single Axes when there is one.
+    ``nrows`` and ``ncols`` come in the order of ``plt.subplots``: ``figure(2, 1)`` stacks two
+    panels.
 
     ``width`` (inches) may not exceed :data:`COLUMN`: a wider figure would be
     shrunk to the column, and its text with it, below a readable size.  Put
     panels below one another instead (``nrows``).
     """
-    ncols, nrows = checks.integer(ncols, "ncols", 1), checks.integer(nrows, "nrows", 1)
+    nrows, ncols = checks.integer(nrows, "nrows", 1), checks.integer(ncols, "ncols", 1)
     width, height = (
         checks.real(width, "width", positive=True),
         checks.real(height, "height", positive=True),
@@ -230,7 +232,7 @@ def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
         arrays[title] = values
     per_row = checks.integer(per_row, "per_row", 1)
     rows = -(-len(arrays) // per_row)
-    fig, axes = figure(per_row, rows, height=1.9 * rows, squeeze=False)
+    fig, axes = figure(rows, per_row, height=1.9 * rows, squeeze=False)
     for ax, (title, values) in zip(axes.flat, arrays.items()):
         top = np.abs(values).max() or 1.0
         ax.imshow(np.abs(values) / top, cmap="Blues", vmin=-0.15, vmax=1.6, aspect="auto")
@@ -314,7 +316,7 @@ def example_figure(
     """Three panels for one sequence (every Part): its readings ``values`` (T,), the marker
     highlighted and ``line`` dashed; the weights; and the removal effects of each named run
     or head ({name: (T,)}), in matching colours."""
-    fig, axes = figure(1, 3, height=6.3)
+    fig, axes = figure(3, 1, height=6.3)
     readings(axes[0], values, marker, line, title=title)
     bars(axes[1], weights, marker=marker, colours=colours, title=weights_title)
     bars(

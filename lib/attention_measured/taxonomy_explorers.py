@@ -167,7 +167,7 @@ def _token_names(tokens) -> list[str]:
 @plots.styled
 def render_order(example: int = 0, shuffle: int = 0):
     r = selfattention.order_report(example, shuffle)
-    fig, axes = plots.figure(1, 2, height=6.4, gridspec_kw={"height_ratios": [1, 1.6]})
+    fig, axes = plots.figure(2, 1, height=6.4, gridspec_kw={"height_ratios": [1, 1.6]})
     names = list(r["p"])
     colours = [plots.NEUTRAL, plots.RUNS[0], plots.RUNS[1]]
     axes[0].bar(range(3), [r["p"][n] for n in names], color=colours)
@@ -296,7 +296,7 @@ def document_weights(model: taxonomy.Hierarchical, trained: dict, docs: taxonomy
     doc = taxonomy.Documents(docs.tokens[:1], docs.labels[:1], docs.trigger[:1])
     sentences, words_per = doc.tokens.shape[1:]
     fig, axes = plots.figure(
-        2, len(trained), height=2.3 * len(trained), gridspec_kw={"width_ratios": [3, 1.2]}
+        len(trained), 2, height=2.3 * len(trained), gridspec_kw={"width_ratios": [3, 1.2]}
     )
     axes = np.atleast_2d(axes)
     j, t = doc.trigger[0]

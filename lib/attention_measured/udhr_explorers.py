@@ -25,7 +25,7 @@ def _render_sentence(sentence: int):
     r = recall.sentence_report(checks.index(sentence, "sentence", len(udhr.SENTENCES)))
     n = len(r["tokens"])
     fig, axes = plots.figure(
-        1, 2, height=0.55 * n + 3.4, gridspec_kw={"height_ratios": [0.3 * n + 1.6, 0.25 * n + 1.2]}
+        2, 1, height=0.55 * n + 3.4, gridspec_kw={"height_ratios": [0.3 * n + 1.6, 0.25 * n + 1.2]}
     )
     plots.heatmap(
         axes[0],
@@ -87,7 +87,7 @@ def robust_sentence_summary(index: int, seed: int = 0) -> str:
 @plots.styled
 def _render_udhr_seed(seed: int):
     run = udhr.train(seed)
-    fig, axes = plots.figure(1, 2, height=6.6)
+    fig, axes = plots.figure(2, 1, height=6.6)
     plots.loss_curve(axes[0], run.curve)
     axes[0].set_title(f"seed {seed}: training loss")
     plots.heatmap(
