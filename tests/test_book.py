@@ -49,3 +49,10 @@ def test_a_table_aligns_its_columns_and_formats_each_kind(capsys):
 def test_a_table_refuses_what_would_not_read(header, rows, digits, message):
     with pytest.raises((ValueError, TypeError), match=message):
         book.table(header, rows, digits)
+
+
+def test_a_table_has_an_html_twin_with_a_header_and_right_aligned_numbers():
+    html = book._html(["model", "exact <22"], [["a & b", "0.5000"]])
+    assert html.startswith('<table class="am-table"><thead><tr><th class="am-label">model')
+    assert '<th class="am-number">exact &lt;22</th>' in html
+    assert '<td class="am-label">a &amp; b</td><td class="am-number">0.5000</td>' in html

@@ -9,6 +9,7 @@ the notation page, "The numbers on your machine"), the digits the prose shows do
 from __future__ import annotations
 
 import numbers
+from html import escape
 
 import numpy as np
 
@@ -115,4 +116,37 @@ def table(header, rows, digits=4) -> None:
             f"the table is {width} characters wide; {WIDTH} fit the page's column: "
             "shorten the titles or split the table"
         )
-    print("\n".join(line.rstrip() for line in lines))
+    _show("\n".join(line.rstrip() for line in lines), _html(header, text))
+
+
+def _html(header: list[str], text: list[list[str]]) -> str:
+    """The table as HTML: a header row, the first column as text and the others right-aligned
+    numbers, for the published page (``_static/tables.css`` lays it out on a phone)."""
+
+    def cells(line, tag):
+        first, rest = line[0], line[1:]
+        out = [f'<{tag} class="am-label">{escape(first)}</{tag}>']
+        out += [f'<{tag} class="am-number">{escape(e)}</{tag}>' for e in rest]
+        return "<tr>" + "".join(out) + "</tr>"
+
+    body = "".join(cells(line, "td") for line in text)
+    return (
+        f'<table class="am-table"><thead>{cells(header, "th")}</thead><tbody>{body}</tbody></table>'
+    )
+
+
+def _show(text: str, html: str) -> None:
+    """Print ``text``; in a notebook, also hand the page its HTML twin.
+
+    Both forms are stored, and nbval compares both, so every number stays checked.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebooks
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        print(text)
+        return
+    from IPython.display import display
+
+    display({"text/plain": text, "text/html": html}, raw=True)

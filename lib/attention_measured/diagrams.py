@@ -488,7 +488,7 @@ def transformer_layers():
         ],
         "final norm",
     )
-    _arrow(ax, (0.4 + w / 2, encoder + 0.02), (3.73, 2.78), WEIGHT, curve=-0.2)
+    _arrow(ax, (0.4 + w + 0.02, encoder - 0.15), (3.73, 2.78), WEIGHT, curve=-0.25)
     _text(ax, 2.6, 4.62, "memory: keys and values", colour=WEIGHT, ha="center", va="center")
     y = decoder
     for name in ("linear: one score per target word", "softmax: next-word probabilities"):
@@ -770,7 +770,9 @@ def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
     _arrow(ax, (6.02, 1.52), (6.02, 2.03), WEIGHT)
     for j, weight in enumerate((0.1, 0.15, 0.75)):
         _arrow(ax, (4.2, 2.03), (0.62 + j * 1.1, 1.42), WEIGHT, width=0.6 + 3 * weight, curve=0.1)
-    _text(ax, 3.6, 1.15, "s1 asks; the weighted\nsum of the h_j is c2", colour=WEIGHT, va="center")
+    for j in range(len(source)):
+        _arrow(ax, (0.2 + j * 1.1 + 0.85, 1.05), (5.58, 1.22), KEY, width=0.7, curve=0.12)
+    _text(ax, 3.75, 0.55, "s1 asks; the weighted\nsum of the h_j is c2", colour=WEIGHT, va="center")
     _text(
         ax,
         0.2,
@@ -895,7 +897,7 @@ def kv_cache(steps: int = 4):
     _arrow(ax, (1.37, 1.57), (1.75, 1.57))
     _vector(ax, 1.8, 1.45, [0.7, -0.4, 0.9], QUERY, cell=cell)
     _text(ax, 1.8 + 1.5 * cell, 1.85, "its q", ha="center", colour=QUERY)
-    for row, (name, colour, y) in enumerate((("K", KEY, 1.9), ("V", VALUE, 0.85))):
+    for name, colour, y in (("K", KEY, 1.9), ("V", VALUE, 0.85)):
         left = 3.2
         _text(ax, left - 0.12, y + 0.35, f"cached {name}", ha="right", va="center", colour=colour)
         for j in range(steps):
@@ -910,10 +912,18 @@ def kv_cache(steps: int = 4):
                     facecolor=_tint(colour, 0.75 if new else 0.35),
                 )
             )
-        _arrow(ax, (2.8, 1.57), (left - 0.02, y + 0.35), QUERY, curve=0.1 if row else -0.1)
     right = 3.2 + steps * (cell + 0.06)
-    _text(ax, right + 0.1, 2.45, "appended now\n(outlined)", va="center")
-    _text(ax, right + 0.1, 1.4, f"kept from the\n{steps - 1} steps before", va="center")
+    _arrow(ax, (2.8, 1.62), (3.18, 2.2), QUERY, curve=-0.1)
+    _text(ax, 2.05, 2.35, "q meets every key", colour=QUERY, ha="center")
+    _arrow(ax, (3.2 + steps * (cell + 0.06) / 2, 1.88), (3.2 + steps * (cell + 0.06) / 2, 1.57))
+    _text(ax, right + 0.1, 1.72, "the weights\nread the values", va="center", size=SMALL)
+    _text(
+        ax,
+        right + 0.1,
+        2.25,
+        f"each row: {steps - 1} kept,\n1 new (outlined)",
+        va="center",
+    )
     _text(
         ax,
         0.1,

@@ -3,7 +3,8 @@
 Run by `make test-browser` after the strict build.  Every request that leaves
 the book's own files is blocked and recorded; a page passes when it made no
 such request, logged no console error, loaded every image, rendered its math,
-links only to files and anchors that exist, and when every static twin changes
+links only to files and anchors that exist, fits the column (equations included) at 1280 px
+and on a 390 px phone, and when every static twin changes
 its figure and its numbers as each slider moves.
 
 Chromium comes from Debian's `chromium` package (or $CHROMIUM); Playwright
@@ -120,8 +121,7 @@ def test_page_loads_offline_without_errors(browser, server, path):
         )
         assert broken == [], f"images that did not load: {broken}"
         if page.query_selector(".math"):
-            page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
-            page.evaluate("MathJax.startup.promise")
+            typeset(page)
             assert page.query_selector("mjx-container"), "MathJax did not typeset the page's math"
     finally:
         page.close()
@@ -173,11 +173,27 @@ SIDEWAYS = """() => {
 }"""
 
 
+# every display equation wider than its block (MathJax would clip it or scroll it unseen)
+CLIPPED_MATH = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+  .filter(m => m.scrollWidth > m.clientWidth + 1
+               || m.firstElementChild.getBoundingClientRect().width > m.clientWidth + 1)
+  .map(m => m.textContent.trim().slice(0, 50))"""
+
+
+def typeset(page):
+    """Wait until MathJax has typeset the page's math, if it has any."""
+    if page.query_selector(".math"):
+        page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.evaluate("MathJax.startup.promise")
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_page_fits_the_column_at_1280px_and_a_phone(browser, server, path):
     page, _, _ = open_page(browser, server, path)
     try:
+        typeset(page)
         assert page.evaluate(SIDEWAYS) == [], "blocks wider than the text column at 1280 px"
+        assert page.evaluate(CLIPPED_MATH) == [], "equations wider than the column at 1280 px"
         # drawn at 100 dpi, 9-point text is 12.5 px tall; shown at 0.96 of that or more it stays
         # at least 12 px, which is 9 points on the screen
         shrunk = page.eval_on_selector_all(
@@ -190,6 +206,7 @@ def test_page_fits_the_column_at_1280px_and_a_phone(browser, server, path):
         page.set_viewport_size({"width": 390, "height": 900})  # the same page on a phone
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+        assert page.evaluate(CLIPPED_MATH) == [], "equations wider than a 390 px phone"
         # a twin's frames are drawn for a phone: shrunk no further than 0.6, their 9-point
         # text stays about 8 px tall
         scales = page.eval_on_selector_all(
