@@ -11,7 +11,8 @@ def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
     seen, kept = set(), []
     for script in context.get("script_files", []):
         attributes = getattr(script, "attributes", {}) or {}
-        key = (getattr(script, "filename", None) or None, attributes.get("body"))   # "" and None alike
+        # a file of "" and of None alike
+        key = (getattr(script, "filename", None) or None, attributes.get("body"))
         if key not in seen:
             seen.add(key)
             kept.append(script)
