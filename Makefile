@@ -44,8 +44,8 @@ test: test-lib test-notebooks test-browser
 
 # Lint and format checks, then pytest for the library (every backward pass by finite differences).
 test-lib: $(READY)
-	$(BIN)/ruff check lib tests bench tools
-	$(BIN)/ruff format --check lib tests bench tools
+	$(BIN)/ruff check lib tests bench tools _ext
+	$(BIN)/ruff format --check lib tests bench tools _ext
 	$(BIN)/python -m pytest -n 2 tests --ignore=tests/browser
 
 # nbval re-runs every notebook and compares its printed outputs with the stored ones. Each notebook
@@ -78,7 +78,7 @@ test-build: $(READY)
 # Every page of the build just made, in headless Chromium, offline; the browser is installed
 # when this machine has none (tools/browser.py says how).
 test-browser: test-build
-	CHROMIUM="$$($(BIN)/python tools/browser.py)" $(BIN)/python -m pytest tests/browser
+	CHROMIUM="$$($(BIN)/python tools/browser.py)" $(BIN)/python -m pytest -n 2 tests/browser
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
