@@ -19,6 +19,7 @@ import functools
 import http.server
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
@@ -47,7 +48,7 @@ def server():
     if not (BUILD / "intro.html").is_file():
         pytest.fail(f"no built book in {BUILD}: run `make book` (or `make test-build`) first")
     handler = functools.partial(_QuietHandler, directory=str(BUILD))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
     httpd.shutdown()
@@ -60,6 +61,13 @@ SHOWN = "t => [t.querySelector('.twin-figure').src, t.querySelector('.twin-numbe
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # a page closed while a file was still on its way is no fault of the book
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @pytest.fixture(scope="session")
