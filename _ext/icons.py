@@ -64,8 +64,9 @@ SCRIPT = """/*! Font Awesome Free: the icons this book shows. License: fontaweso
     out.setAttribute("aria-hidden", "true");
     out.setAttribute("focusable", "false");
     out.setAttribute("role", "img");
-    for (const attr of ["title", "style", "id"]) {
-      if (el.hasAttribute(attr)) out.setAttribute(attr, el.getAttribute(attr));
+    // the theme finds its colour-mode icons by data-mode, so every attribute but class goes along
+    for (const attr of el.attributes) {
+      if (attr.name !== "class") out.setAttribute(attr.name, attr.value);
     }
     const shape = document.createElementNS(svg, "path");
     shape.setAttribute("fill", "currentColor");

@@ -126,6 +126,9 @@ FETCHED = """() => performance.getEntries().filter(e => 'decodedBodySize' in e)
 # every formula not written as MathML, and whether the book's math font drew the page's math
 UNDRAWN_MATH = """() => [...document.querySelectorAll('div.math, span.math')]
   .filter(m => !m.querySelector('math')).map(m => m.textContent.trim().slice(0, 50))"""
+# the theme shows the icon of the current colour mode, found by its data-mode attribute
+MODE_ICONS = """() => [...document.querySelectorAll('.theme-switch-button .theme-switch')]
+  .filter(e => e.getBoundingClientRect().width > 0).length"""
 MATH_FONT = "() => document.fonts.check('16px \"Book Math\"', 'x')"
 
 
@@ -163,6 +166,10 @@ def test_page_loads_offline_without_errors(browser, server, path):
             ".map(e => e.getAttribute('src').slice(0, 60))",
         )
         assert broken == [], f"images that did not load: {broken}"
+        assert page.query_selector_all("i.fa-solid, i.fa-regular, i.fa-brands") == [], (
+            "icons left undrawn"
+        )
+        assert page.evaluate(MODE_ICONS) == 1, "the colour-mode button must show one icon"
         if page.query_selector(".math"):
             assert page.evaluate(UNDRAWN_MATH) == [], "formulas not written as MathML"
             assert page.query_selector("div.math math, span.math math").evaluate(
