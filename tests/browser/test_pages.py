@@ -232,6 +232,7 @@ CLIPPED_MATH = """() => [...document.querySelectorAll('div.math, span.math')]
 # a reader opens the dropdown notes and solutions: their text is measured as the page's
 OPEN_DROPDOWNS = """() => document.querySelectorAll('button.toggle-button[aria-expanded=false]')
   .forEach(b => b.closest('.admonition-title').click())"""
+SETTLED = "() => document.getAnimations().every(a => a.playState != 'running')"
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -242,7 +243,7 @@ def test_page_fits_a_phone_and_the_column_at_1280px(browser, server, path):
         assert errors == [], f"console errors: {errors}"
         page.evaluate(OPEN_DROPDOWNS)
         # axe-core would measure a note's colours half-way through its fade
-        page.wait_for_function("() => document.getAnimations().every(a => a.playState != 'running')")
+        page.wait_for_function(SETTLED)
         assert page.query_selector_all(".admonition.toggle-hidden") == [], "dropdowns left shut"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the page is {width} px wide on a 390 px phone"
