@@ -144,7 +144,7 @@ def _cut_webfonts(app, exception):
     """Cut the theme's icon fonts to the glyphs its stylesheets name, and point them there."""
     if exception is not None or app.builder.format != "html":
         return
-    from fontTools import subset
+    from woff import cut_to_woff
 
     static = Path(app.outdir) / "_static"
     codes = set()
@@ -156,13 +156,7 @@ def _cut_webfonts(app, exception):
                 codes.add(int(escape, 16) if escape else ord(char))
     fonts = Path(app.outdir) / WEBFONTS
     for ttf in sorted(fonts.glob("*.ttf")):
-        options = subset.Options()
-        options.flavor = "woff"
-        font = subset.load_font(str(ttf), options)
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=codes)
-        subsetter.subset(font)
-        subset.save_font(font, str(ttf.with_suffix(".woff")), options)
+        cut_to_woff(ttf, ttf.with_suffix(".woff"), codes)
         ttf.unlink()
         ttf.with_suffix(".woff2").unlink(missing_ok=True)
     for sheet in static.rglob("*.css"):

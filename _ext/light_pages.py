@@ -35,15 +35,20 @@ DESIGN = ("sphinx-design.min.css", "design-tabs.js")
 FIGURE = re.compile(r'(src="(?:\.\./)*_images/[^"/]+)\.png"')
 
 
-def _webp(match: re.Match) -> str:
+def _as_webp(png: bytes, keep: float) -> bytes | None:
+    """The PNG as lossless WebP, or None where that is not below ``keep`` of its bytes."""
     from PIL import Image
 
-    image = Image.open(io.BytesIO(base64.b64decode(match.group(1))))
     out = io.BytesIO()
-    image.save(out, format="WEBP", lossless=True, method=4)
-    if out.tell() >= len(match.group(1)) * 3 // 4:  # WebP is not smaller: keep the PNG
+    Image.open(io.BytesIO(png)).save(out, format="WEBP", lossless=True, method=4)
+    return out.getvalue() if out.tell() < keep * len(png) else None
+
+
+def _webp(match: re.Match) -> str:
+    webp = _as_webp(base64.b64decode(match.group(1)), keep=1.0)
+    if webp is None:
         return match.group(0)
-    return "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+    return "data:image/webp;base64," + base64.b64encode(webp).decode("ascii")
 
 
 def _lighten(app, exception):
@@ -84,14 +89,11 @@ def _keep_what_the_page_uses(app, pagename, templatename, context, doctree):
 
 def _figures_as_webp(outdir: Path) -> set[str]:
     """Write a WebP beside each figure it makes 10% smaller; return their names, no suffix."""
-    from PIL import Image
-
     smaller = set()
     for png in (outdir / "_images").glob("*.png"):
-        out = io.BytesIO()
-        Image.open(png).save(out, format="WEBP", lossless=True, method=4)
-        if out.tell() < 0.9 * png.stat().st_size:
-            png.with_suffix(".webp").write_bytes(out.getvalue())
+        webp = _as_webp(png.read_bytes(), keep=0.9)
+        if webp is not None:
+            png.with_suffix(".webp").write_bytes(webp)
             smaller.add(png.stem)
     return smaller
 

@@ -106,22 +106,14 @@ def _cut_font(app, exception):
     """Write _static/math.woff with the glyphs of every formula the build wrote."""
     if exception or app.builder.format != "html":
         return
-    from fontTools import subset
+    from woff import cut_to_woff
 
     text = set()
     for page in Path(app.outdir).rglob("*.html"):
         for formula in FORMULA.findall(page.read_text(encoding="utf-8")):
             text.update(html.unescape(TAG.sub("", formula)))
-    options = subset.Options()
-    options.flavor = "woff"
-    options.layout_features = ["*"]
-    options.name_IDs = ["*"]
-    options.notdef_outline = True
-    font = subset.load_font(str(FONT), options)
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes={ord(c) for c in text} | IMPLIED)
-    subsetter.subset(font)
-    subset.save_font(font, str(Path(app.outdir) / "_static" / "math.woff"), options)
+    target = Path(app.outdir) / "_static" / "math.woff"
+    cut_to_woff(FONT, target, {ord(c) for c in text} | IMPLIED, math=True)
 
 
 def setup(app):
