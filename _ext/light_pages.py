@@ -32,7 +32,7 @@ SEARCH = re.compile(
     r"</script>"
 )
 DESIGN = ("sphinx-design.min.css", "design-tabs.js")
-FIGURE = re.compile(r'(src="(?:\.\./)*_images/[^"/]+)\.png"')
+FIGURE = re.compile(r'((?:src|srcset)="(?:\.\./)*_images/[^"/]+)\.png"')
 
 
 def _as_webp(png: bytes, keep: float) -> bytes | None:

@@ -56,3 +56,8 @@ def test_a_table_has_an_html_twin_with_a_header_and_right_aligned_numbers():
     assert html.startswith('<table class="am-table"><thead><tr><th class="am-label">model')
     assert '<th class="am-number">exact &lt;22</th>' in html
     assert '<td class="am-label">a &amp; b</td><td class="am-number">0.5000</td>' in html
+
+
+def test_an_empty_corner_is_not_a_header_cell():
+    html = book._html(["", "loss"], [["run 1", "0.5"]])
+    assert '<thead><tr><td class="am-label"></td><th class="am-number">loss</th>' in html

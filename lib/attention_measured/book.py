@@ -125,7 +125,9 @@ def _html(header: list[str], text: list[list[str]]) -> str:
 
     def cells(line, tag):
         first, rest = line[0], line[1:]
-        out = [f'<{tag} class="am-label">{escape(first)}</{tag}>']
+        # an empty corner is a plain cell: a header cell must name its column
+        corner = "td" if tag == "th" and not first.strip() else tag
+        out = [f'<{corner} class="am-label">{escape(first)}</{corner}>']
         out += [f'<{tag} class="am-number">{escape(e)}</{tag}>' for e in rest]
         return "<tr>" + "".join(out) + "</tr>"
 

@@ -193,4 +193,8 @@ def plot_first_shares(ax, result: dict, models, methods=("attention", "leave one
     ax.set_ylim(len(models) - 0.5, -0.5)
     ax.set_xlabel("share of examples whose true cause is ranked first")
     ax.set_xlim(-0.03, 1.03)
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=min(len(methods), 4))
+    # above the axes, within the figure (the layout makes room), two columns at most: so it
+    # fits the figure's phone variant too
+    ax.figure.legend(
+        *ax.get_legend_handles_labels(), loc="outside upper left", ncols=min(len(methods), 2)
+    )

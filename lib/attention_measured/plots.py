@@ -16,7 +16,7 @@ import functools
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import checks
+from . import checks, phone_figures
 
 INK = "#222222"
 GRID = "#dddddd"
@@ -52,9 +52,11 @@ STYLE = {
 
 def use_style() -> None:
     """Apply the book's style to every figure drawn from now on in this session (each page's
-    first cell).
+    first cell).  Each figure the page shows then also carries its phone variant
+    (:mod:`phone_figures`).
     """
     plt.rcParams.update(STYLE)
+    phone_figures.show_phone_variants()
 
 
 @contextlib.contextmanager
@@ -67,7 +69,8 @@ def style():
     saved = {key: plt.rcParams[key] for key in STYLE}
     plt.rcParams.update(STYLE)
     try:
-        yield
+        with phone_figures.none_for_a_widget():
+            yield
     finally:
         plt.rcParams.update(saved)
 

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 import numpy as np
 
+from . import phone_figures
+
 if TYPE_CHECKING:
     import IPython.display
     import ipywidgets
@@ -257,7 +259,8 @@ def live(controls: dict[str, Control], render: Callable, describe: Callable):
         with out:
             out.clear_output(wait=True)
             fig = render(**choice)
-            display(fig)
+            with phone_figures.none_for_a_widget():  # drawn for the reader's screen only
+                display(fig)
             plt.close(fig)
             print(describe(**choice))
 

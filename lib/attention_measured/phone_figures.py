@@ -1,0 +1,202 @@
+"""Every figure a page shows, drawn twice: for the text column and for a phone (every Part).
+
+A figure drawn for the column (:data:`plots.COLUMN`, 6.7 in at 100 dpi) is shown about half
+its size on a 390 px phone, so its 9-point text would be 6 px tall there.  So when a page
+shows a figure, its output carries two drawings of it: the column's PNG, as Jupyter shows
+it, and in the output's metadata a phone variant, the same figure redrawn at most
+:data:`PHONE_WIDTH` inches wide with no text below :data:`PHONE_TEXT` points, or one the
+page draws itself (:func:`drawn_for_a_phone`) where narrowing would not do.  The book's
+build serves the variant to narrow screens through ``<picture>`` (``_ext/phone_figures.py``).
+Each drawing records the height of its smallest text in image pixels, which the browser tests
+turn into CSS pixels on the screen: at least 8 on a phone.
+
+Jupyter, Colab and nbval ignore the metadata; a live widget draws only for the screen it is
+on, inside :func:`plots.style`, and makes no variant.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import textwrap
+import warnings
+from collections.abc import Callable
+
+import matplotlib.text
+from matplotlib.figure import Figure
+from PIL import Image
+
+PHONE_WIDTH = 4.6  # inches: 460 px, shown at about 342 px on a 390 px phone (0.74)
+PHONE_TEXT = 8.5  # points: 11.8 px in the image, 8.7 CSS px on that phone
+DPI = 100
+LINE = 34  # characters: a longer axis label or title is wrapped on a phone
+_drawing_for_a_widget = False
+
+
+def smallest_text_px(fig: Figure) -> float:
+    """The height (font size) of the figure's smallest visible text, in pixels at :data:`DPI`;
+    inf for a figure without text.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    sizes = [t.get_fontsize() for t in _texts(fig)]
+    return min(sizes, default=float("inf")) * DPI / 72
+
+
+def _texts(fig: Figure) -> list[matplotlib.text.Text]:
+    fig.canvas.draw()  # ticks are laid out when drawn
+    return [
+        text
+        for text in fig.findobj(matplotlib.text.Text)
+        if text.get_visible()
+        and text.get_text().strip()
+        and (text.axes is None or text.axes.get_visible())
+    ]
+
+
+def _png(fig: Figure, **kwargs) -> bytes:
+    """The PNG Jupyter's inline backend makes of ``fig`` (IPython's own printer)."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "png", **kwargs)
+
+
+@contextlib.contextmanager
+def _for_a_phone(fig: Figure):
+    """The figure at most PHONE_WIDTH wide, its smaller text raised to PHONE_TEXT, and its long
+    axis labels and titles wrapped onto lines of at most LINE characters; all restored after.
+    """
+    size = fig.get_size_inches().copy()
+    texts = _texts(fig)
+    sizes = [t.get_fontsize() for t in texts]
+    labels = [
+        label
+        for ax in fig.axes
+        for label in (ax.xaxis.label, ax.yaxis.label, ax.title)
+        if len(label.get_text()) > LINE and "\n" not in label.get_text()
+    ]
+    strings = [label.get_text() for label in labels]
+    width = min(size[0], PHONE_WIDTH)
+    fig.set_size_inches(width, size[1] * (1 + 0.5 * (1 - width / size[0])))
+    for text, points in zip(texts, sizes):
+        text.set_fontsize(max(points, PHONE_TEXT))
+    for label, string in zip(labels, strings):
+        label.set_text(textwrap.fill(string, LINE))
+    try:
+        yield
+    finally:
+        fig.set_size_inches(size)
+        for text, points in zip(texts, sizes):
+            text.set_fontsize(points)
+        for label, string in zip(labels, strings):
+            label.set_text(string)
+
+
+def _narrow_enough(fig: Figure, **kwargs) -> bytes:
+    """The figure's PNG, narrowed until it is at most PHONE_WIDTH (and a tight box's margin)
+    wide: a legend or label outside the axes widens a tight drawing past the figure's size.
+    """
+    target = (PHONE_WIDTH + 0.2) * DPI
+    for _ in range(3):
+        png = _png(fig, **kwargs)
+        width = Image.open(io.BytesIO(png)).width
+        if width <= target:
+            break
+        # no narrower than 0.6 of a phone: what still overflows is the page's to fix (a
+        # legend in columns, say), and the browser tests will say so
+        inches = fig.get_size_inches()
+        narrower = max(inches[0] - (width - target) / DPI, 0.6 * PHONE_WIDTH)
+        if narrower >= inches[0]:
+            break
+        fig.set_size_inches(narrower, inches[1])
+    return png
+
+
+def drawn_for_a_phone(fig: Figure, draw: Callable[[], Figure]) -> Figure:
+    """Give ``fig`` a phone variant of its own: ``draw()`` makes it, at most
+    :data:`PHONE_WIDTH` wide (a grid of many cells split into stacked panels, say), where
+    narrowing the figure would not do.  Returns ``fig``.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    if not callable(draw):
+        raise TypeError(f"draw must make a Figure when called, not be a {type(draw).__name__}")
+    fig._phone_variant = draw
+    return fig
+
+
+def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float]:
+    import matplotlib.pyplot as plt
+
+    phone = draw()
+    try:
+        if not isinstance(phone, Figure):
+            raise TypeError(f"a phone variant must be a Figure, not {type(phone).__name__}")
+        width = phone.get_size_inches()[0]
+        if width > PHONE_WIDTH + 1e-9:
+            raise ValueError(f"a phone variant is {width} in wide: at most {PHONE_WIDTH}")
+        return _png(phone, **kwargs), smallest_text_px(phone)
+    finally:
+        plt.close(phone)
+
+
+def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
+    """(the column's PNG, metadata with the phone variant): what a page's output stores.
+
+    The metadata holds ``phone`` (the variant's PNG, base64), ``text_px`` and
+    ``phone_text_px`` (the smallest text of each, in image pixels).  ``kwargs`` go to
+    ``savefig`` for both drawings, as Jupyter's inline backend passes them.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    column = _png(fig, **kwargs)
+    draw = getattr(fig, "_phone_variant", None)
+    if draw is not None:
+        phone, text_px = _own_variant(draw, **kwargs)
+    else:
+        with _for_a_phone(fig), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            phone, text_px = _narrow_enough(fig, **kwargs), smallest_text_px(fig)
+        if any("collapsed" in str(w.message) for w in caught):
+            # the layout gave up at a phone's width: serve the column's drawing, whose small
+            # text the browser tests then report, rather than empty axes
+            phone, text_px = column, smallest_text_px(fig)
+    return column, {
+        "text_px": round(smallest_text_px(fig), 2),
+        "phone": base64.b64encode(phone).decode("ascii"),
+        "phone_text_px": round(text_px, 2),
+    }
+
+
+@contextlib.contextmanager
+def none_for_a_widget():
+    """Inside this context figures are drawn for the screen only (a live widget's)."""
+    global _drawing_for_a_widget
+    saved, _drawing_for_a_widget = _drawing_for_a_widget, True
+    try:
+        yield
+    finally:
+        _drawing_for_a_widget = saved
+
+
+def show_phone_variants() -> None:
+    """Make every figure this notebook shows from now on carry its phone variant (a page's
+    first cell, through :func:`plots.use_style`).  Outside IPython it does nothing.
+    """
+    try:
+        from IPython import get_ipython
+        from matplotlib_inline.config import InlineBackend
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    options = InlineBackend.instance().print_figure_kwargs
+
+    def png(fig):
+        if _drawing_for_a_widget:
+            return _png(fig, **options)
+        return drawings(fig, **options)
+
+    shell.display_formatter.formatters["image/png"].for_type(Figure, png)

@@ -1,0 +1,112 @@
+"""Each figure a page shows carries a phone variant with larger text (phone_figures)."""
+
+import base64
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pytest
+from IPython.core.pylabtools import print_figure
+from PIL import Image
+
+from attention_measured import phone_figures, plots
+
+
+@pytest.fixture
+def fig():
+    with plots.style():
+        fig, axes = plots.figure(1, 2, height=2.4)
+        for ax in axes:
+            ax.plot([0, 1, 2], [1, 0, 2], label="a run")
+            ax.set_title("a panel")
+            ax.legend(fontsize=7)
+    yield fig
+    plt.close(fig)
+
+
+def test_the_column_drawing_is_jupyters_own_and_the_phone_one_is_narrower(fig):
+    column, meta = phone_figures.drawings(fig, bbox_inches="tight")
+    assert column == print_figure(fig, "png", bbox_inches="tight")
+    phone = Image.open(io.BytesIO(base64.b64decode(meta["phone"])))
+    wide = Image.open(io.BytesIO(column))
+    # a tight box pads the figure by 0.1 inch on each side
+    assert phone.width <= (phone_figures.PHONE_WIDTH + 0.25) * phone_figures.DPI < wide.width
+
+
+def test_the_phone_drawing_raises_small_text_and_the_figure_is_restored(fig):
+    size = fig.get_size_inches().copy()
+    legend = fig.axes[0].get_legend().get_texts()[0]
+    _, meta = phone_figures.drawings(fig)
+    assert meta["text_px"] == pytest.approx(7 * 100 / 72, abs=0.01)  # the legend, 7 points
+    assert meta["phone_text_px"] == pytest.approx(phone_figures.PHONE_TEXT * 100 / 72, abs=0.01)
+    assert (fig.get_size_inches() == size).all() and legend.get_fontsize() == 7
+
+
+def test_a_figure_without_text_has_no_smallest_text():
+    fig = plt.figure(figsize=(2, 1))
+    try:
+        assert phone_figures.smallest_text_px(fig) == float("inf")
+    finally:
+        plt.close(fig)
+
+
+def test_only_a_figure_is_drawn():
+    with pytest.raises(TypeError, match="matplotlib Figure"):
+        phone_figures.drawings("a figure")
+    with pytest.raises(TypeError, match="matplotlib Figure"):
+        phone_figures.smallest_text_px(None)
+
+
+def test_a_widget_draws_for_its_screen_only():
+    assert not phone_figures._drawing_for_a_widget
+    with plots.style():
+        assert phone_figures._drawing_for_a_widget
+    assert not phone_figures._drawing_for_a_widget
+
+
+def test_a_page_may_draw_its_own_phone_variant(fig):
+    def narrow():
+        phone, ax = plots.figure(width=3.0, height=2.0)
+        ax.set_title("stacked", fontsize=11)
+        return phone
+
+    phone_figures.drawn_for_a_phone(fig, narrow)
+    _, meta = phone_figures.drawings(fig)
+    width = Image.open(io.BytesIO(base64.b64decode(meta["phone"]))).width
+    assert 290 <= width <= 325 and meta["phone_text_px"] > meta["text_px"]  # a tight box
+
+
+def test_a_phone_variant_wider_than_a_phone_is_refused(fig):
+    phone_figures.drawn_for_a_phone(fig, lambda: plots.figure(width=6.0)[0])
+    with pytest.raises(ValueError, match="at most 4.6"):
+        phone_figures.drawings(fig)
+    with pytest.raises(TypeError, match="draw must make a Figure"):
+        phone_figures.drawn_for_a_phone(fig, "narrow")
+
+
+def test_a_legend_outside_the_axes_is_narrowed_into_a_phone(fig):
+    fig.axes[1].legend(["a run with a long name"], loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _, meta = phone_figures.drawings(fig)
+    width = Image.open(io.BytesIO(base64.b64decode(meta["phone"]))).width
+    assert width <= (phone_figures.PHONE_WIDTH + 0.2) * phone_figures.DPI
+
+
+def test_a_long_axis_label_is_wrapped_on_a_phone_and_restored(fig):
+    label = "share of examples whose true cause is ranked first by the method"
+    fig.axes[0].set_xlabel(label)
+    with phone_figures._for_a_phone(fig):
+        assert "\n" in fig.axes[0].get_xlabel()
+    assert fig.axes[0].get_xlabel() == label
+
+
+def test_a_layout_that_collapses_on_a_phone_serves_the_column_drawing():
+    with plots.style():
+        fig, ax = plots.figure(width=6.0, height=1.0)
+        ax.set_yticks([0, 1], ["a label far too long for a phone's narrow figure " * 3] * 2)
+    try:
+        column, meta = phone_figures.drawings(fig)
+        assert base64.b64decode(meta["phone"]) == column
+    finally:
+        plt.close(fig)
