@@ -208,11 +208,13 @@ def test_internal_links_resolve(path):
 
 
 # every element of the page's text that scrolls sideways, or reaches past the text column
-SIDEWAYS = """() => {
+SIDEWAYS = """(code = true) => {
   const article = document.querySelector('article') || document.body;
   const right = article.getBoundingClientRect().right + 1;
   return [...article.querySelectorAll('*')].filter(e => {
     if (e.closest('math')) return false;  // a formula is measured whole, by CLIPPED_MATH
+    if (!code && e.closest('div.cell_input, div[class*="highlight-"]:not(.highlight-myst-ansi)'))
+      return false;  // code may scroll sideways on a phone
     const style = getComputedStyle(e);
     const scrolls = ['auto', 'scroll'].includes(style.overflowX)
       && e.scrollWidth > e.clientWidth + 1;
@@ -227,6 +229,18 @@ CLIPPED_MATH = """() => [...document.querySelectorAll('div.math, span.math')]
                || d.querySelector('math').getBoundingClientRect().right
                   > d.getBoundingClientRect().right + 1)
   .map(d => d.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50))"""
+
+
+# each figure's smallest text on the screen, in CSS px: its height in the drawing the browser
+# chose (the phone variant on a narrow screen, _ext/phone_figures.py), scaled as it is shown
+FIGURE_TEXT = """() => [...document.querySelectorAll('article img:not(.twin-figure)')].map(e => {
+  const px = e.currentSrc.includes('-phone.') ? e.dataset.phoneTextPx : e.dataset.textPx;
+  return [(e.getAttribute('alt') || e.src).slice(0, 60), px * e.clientWidth / e.naturalWidth];
+})"""
+
+
+DESKTOP_DRAWINGS = """() => [...document.querySelectorAll('picture img')]
+  .every(e => e.complete && e.naturalWidth > 0 && !e.currentSrc.includes('-phone.'))"""
 
 
 # a reader opens the dropdown notes and solutions: their text is measured as the page's
@@ -248,15 +262,20 @@ def test_page_fits_a_phone_and_the_column_at_1280px(browser, server, path):
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the page is {width} px wide on a 390 px phone"
         assert page.evaluate(CLIPPED_MATH) == [], "equations wider than a 390 px phone"
+        assert page.evaluate(SIDEWAYS, False) == [], "blocks that scroll on a 390 px phone"
         # a twin's frames are drawn for a phone: shrunk no further than 0.6, their 9-point
         # text stays about 8 px tall
         scales = page.eval_on_selector_all(
             ".twin-figure", "els => els.map(e => e.clientWidth / e.naturalWidth)"
         )
         assert all(scale >= 0.6 for scale in scales), scales
+        small = [(alt, round(px, 1)) for alt, px in page.evaluate(FIGURE_TEXT) if not px >= 8]
+        assert small == [], f"figures whose text is below 8 px on a 390 px phone: {small}"
         assert serious_faults(page, path) == [], "accessibility faults (dark theme, 390 px)"
 
         page.set_viewport_size({"width": 1280, "height": 900})  # the same page on a desktop
+        # each <picture> swaps its phone drawing for the column's: measure once it has
+        page.wait_for_function(DESKTOP_DRAWINGS)
         assert page.evaluate(SIDEWAYS) == [], "blocks wider than the text column at 1280 px"
         assert page.evaluate(CLIPPED_MATH) == [], "equations wider than the column at 1280 px"
         # drawn at 100 dpi, 9-point text is 12.5 px tall; shown at 0.96 of that or more it stays
