@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 from IPython.core.pylabtools import print_figure
 from PIL import Image
@@ -108,5 +109,17 @@ def test_a_layout_that_collapses_on_a_phone_serves_the_column_drawing():
     try:
         column, meta = phone_figures.drawings(fig)
         assert base64.b64decode(meta["phone"]) == column
+    finally:
+        plt.close(fig)
+
+
+def test_small_matrices_are_two_to_a_row_on_a_phone():
+    named = {name: np.eye(3) for name in "QKVSAZ"}
+    fig, axes = plots.matrices(named, ["a", "b", "c"])
+    try:
+        assert axes.shape == (2, 3)
+        _, meta = phone_figures.drawings(fig)
+        phone = Image.open(io.BytesIO(base64.b64decode(meta["phone"])))
+        assert phone.height > phone.width  # three rows of two
     finally:
         plt.close(fig)

@@ -219,7 +219,8 @@ def heatmap(
 @styled
 def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
     """Small matrices drawn as labelled grids with their numbers written in, ``per_row`` to a
-    row (Part III, the worked example of self-attention).
+    row (Part II's three tokens, Part III's worked example of self-attention); on a phone,
+    two to a row.
 
     named: ``{title: (n, k) array}``, each with one row per token; tokens: the n row labels, used
     for the columns too when a matrix is (n, n).  Returns ``(fig, axes)``.
@@ -234,8 +235,18 @@ def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
             raise ValueError(f"{title} has {values.shape[0]} rows; there are {len(tokens)} tokens")
         arrays[title] = values
     per_row = checks.integer(per_row, "per_row", 1)
+    fig, axes = _matrices(arrays, tokens, per_row, digits, COLUMN)
+    narrow = min(per_row, 2)
+    phone_figures.drawn_for_a_phone(
+        fig, lambda: _matrices(arrays, tokens, narrow, digits, phone_figures.PHONE_WIDTH)[0]
+    )
+    return fig, axes
+
+
+@styled
+def _matrices(arrays: dict, tokens: list[str], per_row: int, digits: int, width: float):
     rows = -(-len(arrays) // per_row)
-    fig, axes = figure(rows, per_row, height=1.9 * rows, squeeze=False)
+    fig, axes = figure(rows, per_row, width=width, height=1.9 * rows, squeeze=False)
     for ax, (title, values) in zip(axes.flat, arrays.items()):
         top = np.abs(values).max() or 1.0
         ax.imshow(np.abs(values) / top, cmap="Blues", vmin=-0.15, vmax=1.6, aspect="auto")
