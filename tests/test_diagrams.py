@@ -1,13 +1,15 @@
 """The schematic pictures: one column wide, text big enough to read, and one alt text everywhere."""
 
+import itertools
 import json
 import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
+from matplotlib.transforms import Bbox
 
-from attention_measured import diagrams, plots
+from attention_measured import diagrams, phone_figures, plots
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,6 +23,41 @@ def test_each_picture_fits_the_column_with_readable_text_and_an_alt(draw):
         sizes = [t.get_fontsize() for t in fig.findobj(plt.Text) if t.get_text().strip()]
         assert sizes and min(sizes) >= 9, f"text of {min(sizes)} pt"
         assert len(alt) > 80 and alt.endswith(".")
+    finally:
+        plt.close(fig)
+
+
+def faults_of_layout(fig):
+    """Texts that run into each other (rotated ones aside: their boxes are not their glyphs)
+    and labels that spill out of the boxes they are kept inside."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [
+        (t, t.get_window_extent(renderer))
+        for t in fig.findobj(plt.Text)
+        if t.get_visible() and t.get_text().strip() and not t.get_rotation()
+    ]
+    faults = []
+    for (a, one), (b, other) in itertools.combinations(texts, 2):
+        both = Bbox.intersection(one, other)
+        if both is not None and both.width > 1 and both.height > 1:
+            faults.append(f"{a.get_text()!r} runs into {b.get_text()!r}")
+    for text, box in getattr(fig, "_phone_boxed", []):
+        inner, outer = text.get_window_extent(renderer), box.get_window_extent(renderer)
+        if not outer.padded(0.5).contains(inner.x0, inner.y0) or not outer.padded(0.5).contains(
+            inner.x1, inner.y1
+        ):
+            faults.append(f"{text.get_text()!r} spills out of its box")
+    return faults
+
+
+@pytest.mark.parametrize("draw", diagrams.ALL, ids=lambda f: f.__name__)
+def test_no_text_runs_into_another_or_out_of_its_box_in_the_column_or_on_a_phone(draw):
+    fig, _ = draw()
+    try:
+        assert faults_of_layout(fig) == [], "in the column"
+        with phone_figures._for_a_phone(fig):
+            assert faults_of_layout(fig) == [], "on a phone"
     finally:
         plt.close(fig)
 

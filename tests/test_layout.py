@@ -95,7 +95,8 @@ def test_imports_go_down_the_layers_only(module):
             allowed = CORE + PARTS + ["plots", "widgets", "book"]
             assert imported in allowed, f"{module} imports {imported}"
         elif module == "diagrams":  # pictures of the mechanisms, in the figure style, checked
-            assert imported in ("plots", "attention", "checks"), f"{module} imports {imported}"
+            allowed = ("plots", "phone_figures", "attention", "checks")
+            assert imported in allowed, f"{module} imports {imported}"
         else:  # the figure style and the widgets draw for a phone too
             allowed = [*CORE, "phone_figures"] if module in ("plots", "widgets") else CORE
             assert imported in allowed and imported not in ("training", "optim"), (

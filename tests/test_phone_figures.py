@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from IPython.core.pylabtools import print_figure
+from matplotlib.patches import Rectangle
 from PIL import Image
 
 from attention_measured import phone_figures, plots
@@ -123,3 +124,71 @@ def test_small_matrices_are_two_to_a_row_on_a_phone():
         assert phone.height > phone.width  # three rows of two
     finally:
         plt.close(fig)
+
+
+def a_drawing(text="a label much wider than its box", width=6.0):
+    """A drawing like a diagram's: coordinates in inches, one box holding a label."""
+    fig = phone_figures.scaled_as_a_drawing(plt.figure(figsize=(width, 1.0)))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    box = ax.add_patch(Rectangle((0.5, 0.3), 1.4, 0.4, fill=False))
+    label = ax.text(1.2, 0.5, text, ha="center", va="center", fontsize=10.5)
+    phone_figures.kept_inside(label, box)
+    return fig, label, box
+
+
+def test_a_drawing_scales_whole_and_its_boxed_label_is_rewrapped_to_fit():
+    fig, label, box = a_drawing()
+    try:
+        with phone_figures._for_a_phone(fig):
+            scale = phone_figures.PHONE_WIDTH / 6.0
+            assert fig.get_figwidth() == pytest.approx(phone_figures.PHONE_WIDTH)
+            # the text shrinks with the drawing, but never below PHONE_TEXT
+            assert label.get_fontsize() == max(10.5 * scale, phone_figures.PHONE_TEXT)
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            inner, outer = label.get_window_extent(renderer), box.get_window_extent(renderer)
+            assert "\n" in label.get_text() and inner.width <= outer.width
+            assert inner.height <= outer.height  # the drawing was stretched upright to hold it
+            assert fig.get_figheight() > 1.0 * scale
+        assert label.get_text() == "a label much wider than its box"
+        assert label.get_fontsize() == 10.5 and fig.get_figwidth() == 6.0
+    finally:
+        plt.close(fig)
+
+
+def test_a_no_break_space_keeps_words_together_in_a_box():
+    fig, label, _ = a_drawing("tanh(W\u00a0s\u00a0+\u00a0U\u00a0h) of both")
+    try:
+        with phone_figures._for_a_phone(fig):
+            assert label.get_text().split("\n")[0] == "tanh(W\u00a0s\u00a0+\u00a0U\u00a0h)"
+    finally:
+        plt.close(fig)
+
+
+def test_a_label_that_fits_its_box_is_left_alone():
+    fig, label, _ = a_drawing("fits", width=4.0)
+    try:
+        with phone_figures._for_a_phone(fig):
+            assert label.get_text() == "fits" and fig.get_figheight() == 1.0
+    finally:
+        plt.close(fig)
+
+
+def test_only_a_text_in_a_box_of_its_own_figure_is_kept_inside():
+    fig, label, box = a_drawing()
+    other = plt.figure()
+    try:
+        with pytest.raises(TypeError, match="matplotlib Text"):
+            phone_figures.kept_inside("label", box)
+        with pytest.raises(ValueError, match="same figure"):
+            phone_figures.kept_inside(other.text(0, 0, "x"), box)
+        with pytest.raises(TypeError, match="matplotlib Figure"):
+            phone_figures.scaled_as_a_drawing(None)
+        with pytest.raises(ValueError, match="dpi"):
+            phone_figures.smallest_text_px(fig, dpi=0)
+    finally:
+        plt.close(fig)
+        plt.close(other)

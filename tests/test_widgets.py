@@ -169,3 +169,17 @@ def test_a_control_and_its_render_must_fit():
         widgets.Control("a", range(3), True)
     with pytest.raises(ValueError, match="controls must name render's arguments"):
         widgets.static_twin("t", {"a": widgets.Control("a", [1])}, tiny_render, str, alt="")
+
+
+def test_a_twin_records_the_smallest_text_of_all_its_frames():
+    def render(size):
+        fig, ax = plt.subplots(figsize=(1, 1))
+        ax.set_title("t", fontsize=size)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return fig
+
+    controls = {"size": widgets.Control("size", [12, 6], 12)}
+    html = widgets.static_twin("sizes", controls, render, lambda size: "", alt="t", dpi=72).data
+    # the frame shown first has 12-point text; the other frame's 6 points are the smallest
+    assert 'data-text-px="6.0"' in html

@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from . import checks, plots
+from . import checks, phone_figures, plots
 from .attention import sinusoidal_positions
 
 QUERY = plots.RUNS[1]  # orange: what asks
@@ -45,8 +45,9 @@ FONT = 10.5
 
 
 def _canvas(height: float, width: float = plots.COLUMN):
-    """A blank drawing, one column wide, whose coordinates are inches."""
-    fig = plt.figure(figsize=(width, height))
+    """A blank drawing, one column wide, whose coordinates are inches; on a phone it is scaled
+    as a whole (:func:`phone_figures.scaled_as_a_drawing`)."""
+    fig = phone_figures.scaled_as_a_drawing(plt.figure(figsize=(width, height)))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
@@ -60,7 +61,7 @@ def _tint(colour: str, amount: float):
 
 
 def _box(ax, x, y, w, h, text="", colour=plots.NEUTRAL, fill=0.25, size=FONT, weight="normal"):
-    ax.add_patch(
+    box = ax.add_patch(
         FancyBboxPatch(
             (x, y),
             w,
@@ -72,7 +73,7 @@ def _box(ax, x, y, w, h, text="", colour=plots.NEUTRAL, fill=0.25, size=FONT, we
         )
     )
     if text:
-        ax.text(
+        label = ax.text(
             x + w / 2,
             y + h / 2,
             text,
@@ -82,6 +83,7 @@ def _box(ax, x, y, w, h, text="", colour=plots.NEUTRAL, fill=0.25, size=FONT, we
             color=plots.INK,
             fontweight=weight,
         )
+        phone_figures.kept_inside(label, box)  # rewrapped to the box's width on a phone
 
 
 def _arrow(ax, start, end, colour=plots.INK, width=1.2, curve=0.0):
@@ -243,7 +245,8 @@ def encoder_decoder():
         _arrow(ax, (x + 0.42, 0.62), (x + 0.42, 0.93))
         if j:
             _arrow(ax, (x - 0.28, 1.17), (x - 0.02, 1.17), KEY)
-    _text(ax, 0.2, 1.52, "encoder: a state h_j for each source word", colour=KEY)
+    # beside the states, below the arrows of attention, which would cross it on a phone
+    _text(ax, 3.6, 1.17, "encoder: a state h_j\nfor each source word", colour=KEY, va="center")
     for i, word in enumerate(["le", "chat"]):
         x = 4.3 + i * 1.25
         _box(ax, x, 2.2, 0.95, 0.45, f"s{i + 1}", QUERY, fill=0.3)
@@ -281,7 +284,9 @@ def additive_and_multiplicative():
         _box(ax, left + 0.1, 0.15, 0.75, 0.42, "s_i", QUERY, fill=0.3)
         _box(ax, left + 2.4, 0.15, 0.75, 0.42, "h_j", KEY, fill=0.3)
         _box(ax, left + 1.25, 1.85, 0.7, 0.42, "e_ij", WEIGHT, fill=0.3)
-    _box(ax, 0.85, 0.95, 1.5, 0.45, "tanh(W s + U h)", plots.NEUTRAL, fill=0.1, size=SMALL)
+    # no-break spaces: on a phone the formula is never split across lines
+    formula = "tanh(W\u00a0s\u00a0+\u00a0U\u00a0h)"
+    _box(ax, 0.8, 0.95, 1.6, 0.45, formula, plots.NEUTRAL, fill=0.1, size=SMALL)
     _arrow(ax, (0.5, 0.59), (1.1, 0.93))
     _arrow(ax, (2.75, 0.59), (2.15, 0.93))
     _arrow(ax, (1.6, 1.42), (1.6, 1.83))
@@ -415,7 +420,8 @@ def fixed_context(words=("the", "red", "fox", "sees", "a", "dog")):
     last = 0.15 + (len(words) - 1) * 0.62 + 0.55
     _box(ax, last + 0.35, 0.85, 0.55, 0.4, "c", WEIGHT, fill=0.35, size=FONT, weight="bold")
     _arrow(ax, (last + 0.02, 1.05), (last + 0.33, 1.05), WEIGHT)
-    _text(ax, 0.15, 1.4, "encoder: reads every word; only its last state is kept", colour=KEY)
+    # two lines: on a phone one line would run into the arrows from c
+    _text(ax, 0.15, 1.4, "encoder: reads every word;\nonly its last state is kept", colour=KEY)
     for i, word in enumerate(("lo", "fuxo", "ruda")):
         x = 5.0 + i * 0.58
         _box(ax, x, 1.45, 0.5, 0.4, f"s{i + 1}", QUERY, fill=0.3, size=SMALL)
@@ -525,7 +531,7 @@ def tiled_scores(steps: int = 8, block: int = 2):
     at a time, with a running maximum, sum and output per query."""
     steps = checks.integer(steps, "steps", 1, 16)
     block = checks.integer(block, "block", 1, steps)
-    fig, ax = _canvas(2.6)
+    fig, ax = _canvas(2.85)
     cell = 0.26
     for panel, left in enumerate((0.25, 2.9)):
         for i in range(steps):
@@ -537,8 +543,10 @@ def tiled_scores(steps: int = 8, block: int = 2):
                 y = 0.2 + (steps - 1 - i) * cell
                 _square(ax, left + j * cell, y, cell, _tint(colour, fill))
     top = 0.2 + steps * cell + 0.08
-    _text(ax, 0.25, top, "plain: all n × n scores at once", colour=KEY)
-    _text(ax, 2.9, top, f"tiled: one block of {block} keys at a time", colour=QUERY)
+    # each title on two lines: on a phone, on one, they would run into each other
+    _text(ax, 0.25, top, "plain: all n × n\nscores at once", colour=KEY, va="bottom")
+    tiled = f"tiled: one block of\n{block} keys at a time"
+    _text(ax, 2.9, top, tiled, colour=QUERY, va="bottom")
     x = 2.9 + steps * cell + 0.2
     _text(
         ax, x, 1.55, "per query, kept:\nrunning max m\nrunning sum ℓ\nrunning output o", size=SMALL
@@ -600,7 +608,7 @@ def adam_iteration():
         (0.05, "16 sentences\nforward", plots.NEUTRAL),
         (1.7, "loss L\n(summed)", plots.MARKER),
         (3.35, "backward:\ngradient g", KEY),
-        (5.0, "Adam: move θ\nby m / √v", plots.AFTER),
+        (5.0, "Adam: move\u00a0θ\nby\u00a0m\u00a0/\u00a0√v", plots.AFTER),
     ]
     for x, text, colour in boxes:
         _box(ax, x, 1.35, 1.4, 0.75, text, colour, size=SMALL)
@@ -852,9 +860,9 @@ def attention_masks(steps: int = 5, length: int = 3):
     mask for a sentence of ``length`` words padded to ``steps``."""
     steps = checks.integer(steps, "steps", 2, 8)
     length = checks.integer(length, "length", 1, steps - 1)
-    fig, ax = _canvas(2.75)
+    fig, ax = _canvas(3.05)
     cell = 0.34
-    top = 2.25
+    top = 2.55
     panels = (
         (0.75, "causal: query i reads keys j ≤ i", lambda i, j: j <= i, QUERY),
         (4.15, f"padding: {length} words, then <pad>", lambda i, j: j < length, KEY),
@@ -868,12 +876,15 @@ def attention_masks(steps: int = 5, length: int = 3):
                 fill = _tint(colour, 0.55) if ok else _tint(plots.NEUTRAL, 0.15)
                 x, y = left + j * cell, top - (i + 1) * cell
                 _square(ax, x, y, cell, fill, hatch=None if ok else "///")
+        below = top - steps * cell - 0.08
         for j in range(steps):
-            label = f"k{j}" if allowed(steps - 1, j) or left < 1 else "pad"
-            _text(
-                ax, left + (j + 0.5) * cell, top - steps * cell - 0.08, label, ha="center", va="top"
-            )
-    _text(ax, 0.15, 0.12, "shaded: may attend;  hatched: blocked (weight exactly 0)")
+            _text(ax, left + (j + 0.5) * cell, below, f"k{j}", ha="center", va="top")
+        padded = [j for j in range(steps) if not allowed(steps - 1, j)]
+        if padded:  # one mark under the padded keys: a word per key would not fit on a phone
+            start, end = left + padded[0] * cell + 0.03, left + (padded[-1] + 1) * cell - 0.03
+            ax.plot([start, end], [below - 0.22] * 2, color=colour, linewidth=1.2)
+            _text(ax, (start + end) / 2, below - 0.3, "<pad>", ha="center", va="top", colour=colour)
+    _text(ax, 0.15, 0.05, "shaded: may attend;  hatched: blocked (weight exactly 0)")
     alt = (
         f"Two {steps} by {steps} grids of queries (rows) against keys (columns). Left, the "
         "decoder's causal mask: the cells on and below the diagonal are shaded, so query i may "
@@ -890,16 +901,17 @@ def kv_cache(steps: int = 4):
     """One decoding step with the key-value cache: the newest word's query reads every key
     and value, the earlier ones kept from earlier steps and one appended now."""
     steps = checks.integer(steps, "steps", 2, 8)
-    fig, ax = _canvas(2.9)
+    fig, ax = _canvas(3.15)
     cell = 0.3
-    _text(ax, 0.1, 2.55, f"step {steps}: only the newest word is computed", weight="bold")
+    _text(ax, 0.1, 2.85, f"step {steps}: only the newest word is computed", weight="bold")
     _box(ax, 0.1, 1.35, 1.25, 0.45, f"word {steps}", plots.NEUTRAL, size=SMALL)
     _arrow(ax, (1.37, 1.57), (1.75, 1.57))
     _vector(ax, 1.8, 1.45, [0.7, -0.4, 0.9], QUERY, cell=cell)
     _text(ax, 1.8 + 1.5 * cell, 1.85, "its q", ha="center", colour=QUERY)
     for name, colour, y in (("K", KEY, 1.9), ("V", VALUE, 0.85)):
         left = 3.2
-        _text(ax, left - 0.12, y + 0.35, f"cached {name}", ha="right", va="center", colour=colour)
+        right = left + steps * (cell + 0.06)
+        _text(ax, right + 0.1, y + 0.35, f"cached {name}", va="center", colour=colour)
         for j in range(steps):
             new = j == steps - 1
             ax.add_patch(
@@ -917,20 +929,9 @@ def kv_cache(steps: int = 4):
     _text(ax, 2.05, 2.35, "q meets every key", colour=QUERY, ha="center")
     _arrow(ax, (3.2 + steps * (cell + 0.06) / 2, 1.88), (3.2 + steps * (cell + 0.06) / 2, 1.57))
     _text(ax, right + 0.1, 1.72, "the weights\nread the values", va="center", size=SMALL)
-    _text(
-        ax,
-        right + 0.1,
-        2.25,
-        f"each row: {steps - 1} kept,\n1 new (outlined)",
-        va="center",
-    )
-    _text(
-        ax,
-        0.1,
-        0.35,
-        "the memory's keys and values are projected once, before the first step",
-        colour=WEIGHT,
-    )
+    _text(ax, 0.1, 0.45, f"each row: {steps - 1} kept from earlier steps, 1 new (outlined)")
+    memory = "the memory's keys and values are projected once, before the first step"
+    _text(ax, 0.1, 0.15, memory, colour=WEIGHT)
     alt = (
         f"Decoding step {steps} with a key-value cache. Only the newest word is pushed through "
         f"the decoder: its query meets a row of {steps} cached keys and {steps} cached values, "

@@ -59,6 +59,7 @@ def rankings_figure(subject: explanations.Subject, example: int, methods=RANKING
     scaled to its largest), the true cause shaded; a method the model cannot support says why."""
     example = _example(subject, example)
     methods = list(methods)
+    # no text below 8.5 points: the frames are a phone's width, shown there at about 0.63
     fig, axes = plots.figure(nrows=len(methods), width=4.6, height=0.25 + 0.72 * len(methods))
     axes = np.atleast_1d(axes)
     steps = subject.weights.shape[1]
@@ -69,10 +70,10 @@ def rankings_figure(subject: explanations.Subject, example: int, methods=RANKING
             ax.text(
                 0.5,
                 0.5,
-                "\n".join(textwrap.wrap(f"cannot: {reason}", 70)),
+                "\n".join(textwrap.wrap(f"cannot: {reason}", 62)),
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=8.5,
                 transform=ax.transAxes,
                 color=plots.INK,
             )
@@ -94,9 +95,9 @@ def rankings_figure(subject: explanations.Subject, example: int, methods=RANKING
         ax.set_ylim(0, 1.05)
         ax.set_yticks([])
         ax.set_xticks(
-            range(steps), [str(t) if steps <= 20 else "" for t in range(steps)], fontsize=7
+            range(steps), [str(t) if steps <= 20 else "" for t in range(steps)], fontsize=8.5
         )
-    axes[-1].set_xlabel("step (bars scaled to each row's largest)", fontsize=8)
+    axes[-1].set_xlabel("step (bars scaled to each row's largest)", fontsize=8.5)
     return fig
 
 
@@ -152,6 +153,7 @@ def rank_an_example(static: bool = False):
         render_rankings,
         describe_rankings,
         static=static,
+        dpi=100,  # 121 frames: at 110 dpi the page would pass its 1.5 MB on a phone
         alt="Bars over the steps of one example: the chosen ranking above the attention "
         "weights, each scaled to its largest, with the true cause shaded.",
     )

@@ -5,7 +5,9 @@ its size on a 390 px phone, so its 9-point text would be 6 px tall there.  So wh
 shows a figure, its output carries two drawings of it: the column's PNG, as Jupyter shows
 it, and in the output's metadata a phone variant, the same figure redrawn at most
 :data:`PHONE_WIDTH` inches wide with no text below :data:`PHONE_TEXT` points, or one the
-page draws itself (:func:`drawn_for_a_phone`) where narrowing would not do.  The book's
+page draws itself (:func:`drawn_for_a_phone`) where narrowing would not do.  A diagram
+(:func:`scaled_as_a_drawing`) is scaled whole instead, and the labels it keeps inside its boxes
+(:func:`kept_inside`) are rewrapped to fit them.  The book's
 build serves the variant to narrow screens through ``<picture>`` (``_ext/phone_figures.py``).
 Each drawing records the height of its smallest text in image pixels, which the browser tests
 turn into CSS pixels on the screen: at least 8 on a phone.
@@ -25,6 +27,7 @@ from collections.abc import Callable
 
 import matplotlib.text
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from PIL import Image
 
 PHONE_WIDTH = 4.6  # inches: about 480 px with a tight box, shown in 358 px at 390 px (0.75)
@@ -34,18 +37,22 @@ LINE = 34  # characters: a longer axis label or title is wrapped on a phone
 _drawing_for_a_widget = False
 
 
-def smallest_text_px(fig: Figure) -> float:
-    """The height (font size) of the figure's smallest visible text, in pixels at :data:`DPI`;
-    inf for a figure without text.
+def smallest_text_px(fig: Figure, dpi: float = DPI, drawn: bool = False) -> float:
+    """The height (font size) of the figure's smallest visible text, in pixels at ``dpi``;
+    inf for a figure without text.  ``drawn``: the figure was just saved as it is, so its
+    ticks are laid out and it need not be drawn again.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
-    sizes = [t.get_fontsize() for t in _texts(fig)]
-    return min(sizes, default=float("inf")) * DPI / 72
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
+        raise ValueError(f"dpi must be a positive number of dots per inch, got {dpi!r}")
+    sizes = [t.get_fontsize() for t in _texts(fig, drawn)]
+    return min(sizes, default=float("inf")) * dpi / 72
 
 
-def _texts(fig: Figure) -> list[matplotlib.text.Text]:
-    fig.canvas.draw()  # ticks are laid out when drawn
+def _texts(fig: Figure, drawn: bool = False) -> list[matplotlib.text.Text]:
+    if not drawn:
+        fig.canvas.draw()  # ticks are laid out when drawn
     return [
         text
         for text in fig.findobj(matplotlib.text.Text)
@@ -62,44 +69,125 @@ def _png(fig: Figure, **kwargs) -> bytes:
     return print_figure(fig, "png", **kwargs)
 
 
+def scaled_as_a_drawing(fig: Figure) -> Figure:
+    """Mark ``fig`` as a drawing (a diagram laid out in inches, :mod:`diagrams`): on a phone it
+    is scaled as a whole, its text with it but never below :data:`PHONE_TEXT`, so that boxes
+    and arrows keep their places around the text.  Returns ``fig``.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    fig._phone_drawing = True
+    return fig
+
+
+def kept_inside(text: matplotlib.text.Text, box: Patch) -> matplotlib.text.Text:
+    """Keep ``text``, centred in ``box``, inside it on a phone: where the larger text would
+    spill out, it is rewrapped to the box's width (whole words; a no-break space keeps words
+    together), and a drawing too short for its lines is stretched upright, at most
+    :data:`STRETCH` times.  Returns ``text``.
+    """
+    if not isinstance(text, matplotlib.text.Text):
+        raise TypeError(f"text must be a matplotlib Text, not {type(text).__name__}")
+    if not isinstance(box, Patch) or box.figure is None or box.figure is not text.figure:
+        raise ValueError("box must be a patch drawn on the same figure as the text")
+    boxed = box.figure.__dict__.setdefault("_phone_boxed", [])
+    boxed.append((text, box))
+    return text
+
+
+STRETCH = 1.6  # a drawing grows upright at most this much to hold its rewrapped labels
+ROOM = 0.88  # of a box's width and height, the most its text may fill
+
+
+def _extent(text, renderer):
+    return text.get_window_extent(renderer)
+
+
+def _fitted(text: matplotlib.text.Text, string: str, room: float, renderer) -> str:
+    """``string`` wrapped anew, word by word, onto lines at most ``room`` display pixels wide
+    (its own line breaks are dropped; a no-break space joins two words)."""
+    lines, line = [], ""
+    for word in string.replace("\n", " ").split(" "):
+        trial = f"{line} {word}" if line else word
+        text.set_text(trial)
+        if line and _extent(text, renderer).width > room:
+            lines.append(line)
+            line = word
+        else:
+            line = trial
+    return "\n".join([*lines, line])
+
+
+def _boxes_fitted(fig: Figure) -> None:
+    """Rewrap each boxed label that overflows its box, then stretch the figure upright until
+    the tallest label fits its box's height (at most STRETCH times)."""
+    boxed = [(t, b) for t, b in getattr(fig, "_phone_boxed", []) if t.get_visible()]
+    if not boxed:
+        return
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for text, box in boxed:
+        room = ROOM * box.get_window_extent(renderer).width
+        if _extent(text, renderer).width > room:
+            text.set_text(_fitted(text, text.get_text(), room, renderer))
+    need = max(
+        _extent(t, renderer).height / (ROOM * b.get_window_extent(renderer).height)
+        for t, b in boxed
+    )
+    if need > 1:
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height * min(need, STRETCH))
+
+
 @contextlib.contextmanager
 def _for_a_phone(fig: Figure):
-    """The figure at most PHONE_WIDTH wide, its smaller text raised to PHONE_TEXT, and its long
-    axis labels and titles wrapped onto lines of at most LINE characters; all restored after.
+    """The figure at most PHONE_WIDTH wide, its smaller text raised to PHONE_TEXT (a drawing's
+    text scaled with it, no smaller than that), its long axis labels and titles wrapped onto
+    lines of at most LINE characters, and its boxed labels kept inside their boxes; all
+    restored after.
     """
     size = fig.get_size_inches().copy()
     texts = _texts(fig)
     sizes = [t.get_fontsize() for t in texts]
+    strings = [t.get_text() for t in texts]
     labels = [
         label
         for ax in fig.axes
         for label in (ax.xaxis.label, ax.yaxis.label, ax.title)
         if len(label.get_text()) > LINE and "\n" not in label.get_text()
     ]
-    strings = [label.get_text() for label in labels]
     width = min(size[0], PHONE_WIDTH)
-    fig.set_size_inches(width, size[1] * (1 + 0.5 * (1 - width / size[0])))
+    drawing = getattr(fig, "_phone_drawing", False)
+    scale = width / size[0] if drawing else 1.0
+    if drawing:
+        fig.set_size_inches(width, size[1] * scale)
+    else:
+        fig.set_size_inches(width, size[1] * (1 + 0.5 * (1 - width / size[0])))
     for text, points in zip(texts, sizes):
-        text.set_fontsize(max(points, PHONE_TEXT))
-    for label, string in zip(labels, strings):
-        label.set_text(textwrap.fill(string, LINE))
+        text.set_fontsize(max(points * scale, PHONE_TEXT))
+    for label in labels:
+        label.set_text(textwrap.fill(label.get_text(), LINE))
     try:
+        _boxes_fitted(fig)
         yield
     finally:
         fig.set_size_inches(size)
-        for text, points in zip(texts, sizes):
+        for text, points, string in zip(texts, sizes, strings):
             text.set_fontsize(points)
-        for label, string in zip(labels, strings):
-            label.set_text(string)
+            text.set_text(string)
 
 
-def _narrow_enough(fig: Figure, **kwargs) -> bytes:
-    """The figure's PNG, narrowed until it is at most PHONE_WIDTH (and a tight box's margin)
-    wide: a legend or label outside the axes widens a tight drawing past the figure's size.
+def _narrow_enough(fig: Figure, **kwargs) -> tuple[bytes, bool]:
+    """(the figure's PNG, narrowed until it is at most PHONE_WIDTH (and a tight box's margin)
+    wide: a legend or label outside the axes widens a tight drawing past the figure's size;
+    whether the layout collapsed in the drawing returned).
     """
     target = (PHONE_WIDTH + 0.2) * DPI
     for _ in range(3):
-        png = _png(fig, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            png = _png(fig, **kwargs)
+        collapsed = any("collapsed" in str(w.message) for w in caught)
         width = Image.open(io.BytesIO(png)).width
         if width <= target:
             break
@@ -110,7 +198,7 @@ def _narrow_enough(fig: Figure, **kwargs) -> bytes:
         if narrower >= inches[0]:
             break
         fig.set_size_inches(narrower, inches[1])
-    return png
+    return png, collapsed
 
 
 def drawn_for_a_phone(fig: Figure, draw: Callable[[], Figure]) -> Figure:
@@ -155,10 +243,12 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     if draw is not None:
         phone, text_px = _own_variant(draw, **kwargs)
     else:
-        with _for_a_phone(fig), warnings.catch_warnings(record=True) as caught:
+        # a layout that collapses on the way (narrowed too far, say) warns; what counts is
+        # the drawing served, and the warnings are the phone's, not the page's
+        with warnings.catch_warnings(record=True), _for_a_phone(fig):
             warnings.simplefilter("always")
-            phone, text_px = _narrow_enough(fig, **kwargs), smallest_text_px(fig)
-        if any("collapsed" in str(w.message) for w in caught):
+            (phone, collapsed), text_px = _narrow_enough(fig, **kwargs), smallest_text_px(fig)
+        if collapsed:
             # the layout gave up at a phone's width: serve the column's drawing, whose small
             # text the browser tests then report, rather than empty axes
             phone, text_px = column, smallest_text_px(fig)

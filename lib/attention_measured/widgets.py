@@ -132,19 +132,21 @@ width (about 340 px) their 9-point text stays about 9 px tall."""
 FRAME_DPI = 110
 
 
-def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> str:
-    """The figure, redrawn ``width`` inches wide at its own height, as a PNG data URI reduced to a
-    64-colour palette (about a third of the bytes)."""
+def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> tuple[str, float]:
+    """(the figure, redrawn ``width`` inches wide at its own height, as a PNG data URI reduced to
+    a 64-colour palette (about a third of the bytes); the height of its smallest text in the
+    PNG's pixels)."""
     from PIL import Image
 
     fig.set_size_inches(width, fig.get_figheight())
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi)
+    text_px = phone_figures.smallest_text_px(fig, dpi, drawn=True)
     plt.close(fig)
     image = Image.open(buffer).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     small = io.BytesIO()
     image.save(small, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii"), text_px
 
 
 def static_twin(
@@ -161,7 +163,8 @@ def static_twin(
     describe(**choice) returns text.  The HTML holds one PNG per combination (data URIs) and a
     few lines of JavaScript that show the one the sliders select.  The frames are sized for a
     phone (:data:`FRAME_WIDTH`): a render function should stack its panels, not set them side by
-    side.
+    side.  The image records the smallest text of all its frames, in their pixels, as
+    ``data-text-px``: the browser tests require 8 CSS px of it on a 390 px phone.
     """
     from IPython.display import HTML
 
@@ -174,10 +177,12 @@ def static_twin(
         raise ValueError(f"dpi must be a whole number of dots per inch from 50 to 600, got {dpi!r}")
     keys = list(controls)
     shown = {k: controls[k].shown for k in keys}
-    frames, texts = [], []
+    frames, texts, text_px = [], [], []
     for combo in itertools.product(*shown.values()):
         choice = dict(zip(keys, combo))
-        frames.append(_png(render(**choice), dpi))
+        frame, px = _png(render(**choice), dpi)
+        frames.append(frame)
+        text_px.append(px)
         texts.append(describe(**choice))
     keys = [k for k in keys if len(shown[k]) > 1]  # a control of one value gets no slider
     sizes = [len(shown[k]) for k in keys]
@@ -196,7 +201,8 @@ def static_twin(
     figure = f"display:block;width:100%;max-width:{round(FRAME_WIDTH * dpi)}px;height:auto"
     return HTML(f"""<div class="static-twin" id="twin-{name}" style="{box}">
 <div class="twin-controls">{sliders}</div>
-<img class="twin-figure" alt="{html.escape(alt)}" style="{figure}" src="{frames[first]}">
+<img class="twin-figure" alt="{html.escape(alt)}" style="{figure}" src="{frames[first]}"
+ data-text-px="{round(min(text_px), 2)}">
 <pre class="twin-numbers" style="{numbers}">{html.escape(texts[first])}</pre>
 <script type="application/json" class="twin-data">{data}</script>
 <script>
