@@ -289,3 +289,32 @@ def test_heldout_experiment_without_the_token_query_has_no_swap(capsys):
 def test_heldout_experiment_refuses_bad_input(kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):
         recall.heldout_experiment(**{"epochs": 1, **kwargs})
+
+
+def test_the_bounds_hold_with_a_margin_over_every_stored_run():
+    stored = recall.stored_bounds()
+    grid = {(q, n) for q in recall.BOUND_QUERIES for n in recall.BOUND_NUDGES}
+    assert len(stored["runs"]) == 2 and stored["arithmetic"].keys() == stored["runs"].keys()
+    for runs in stored["runs"].values():
+        assert {(r["query"], r["nudge"]) for r in runs} == grid and len(runs) == len(grid)
+    assert stored["runs made"] == 2 * len(grid)
+    assert stored["worst final loss"] <= recall.LOSS_CEILING - 0.1
+    assert stored["worst recall"] >= recall.RECALL_FLOOR + 0.05
+
+
+def test_a_bound_run_is_the_trained_heads_own_loss_and_recall():
+    (run,) = recall.bound_runs(["token"], [0.0])
+    trained = udhr.train(seed=0)
+    assert run == {
+        "query": "token",
+        "nudge": 0.0,
+        "final loss": float(trained.curve[-1]),
+        "recall": recall.top1_accuracy(trained),
+    }
+
+
+def test_bound_runs_refuse_what_they_cannot_run():
+    with pytest.raises(ValueError, match="at least one query"):
+        recall.bound_runs([], [0.0])
+    with pytest.raises(ValueError):
+        recall.bound_runs(["a query"], [0.0])
