@@ -32,10 +32,21 @@ def faults_of_layout(fig):
     and labels that spill out of the boxes they are kept inside."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
+    undrawn = {  # the labels of ticks outside the axes, which matplotlib does not draw
+        id(label)
+        for ax in fig.axes
+        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim()))
+        for tick in axis.get_major_ticks()
+        if not min(low, high) <= tick.get_loc() <= max(low, high)
+        for label in (tick.label1, tick.label2)
+    }
     texts = [
         (t, t.get_window_extent(renderer))
         for t in fig.findobj(plt.Text)
-        if t.get_visible() and t.get_text().strip() and not t.get_rotation()
+        if t.get_visible()
+        and t.get_text().strip()
+        and not t.get_rotation()
+        and id(t) not in undrawn
     ]
     faults = []
     for (a, one), (b, other) in itertools.combinations(texts, 2):

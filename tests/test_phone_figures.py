@@ -103,6 +103,7 @@ def test_a_long_axis_label_is_wrapped_on_a_phone_and_restored(fig):
     assert fig.axes[0].get_xlabel() == label
 
 
+@pytest.mark.filterwarnings("ignore:constrained_layout not applied:UserWarning")
 def test_a_layout_that_collapses_on_a_phone_serves_the_column_drawing():
     with plots.style():
         fig, ax = plots.figure(width=6.0, height=1.0)
@@ -192,3 +193,28 @@ def test_only_a_text_in_a_box_of_its_own_figure_is_kept_inside():
     finally:
         plt.close(fig)
         plt.close(other)
+
+
+def test_on_a_phone_titles_fit_their_axes_and_crowded_numbers_are_thinned_but_not_words():
+    with plots.style():
+        fig, axes = plots.figure(1, 2, height=2.4)
+    title = "a rather long title for one panel of two"
+    for ax, labels in zip(axes, (range(12), [f"word{i}" for i in range(12)])):
+        ax.bar(range(12), np.arange(12))
+        ax.set_xticks(range(12), labels)
+        ax.set_title(title, loc="left")
+    try:
+        with phone_figures._for_a_phone(fig):
+            renderer = fig.canvas.get_renderer()
+            for ax in axes:
+                assert "\n" in ax._left_title.get_text()
+                width = ax._left_title.get_window_extent(renderer).width
+                assert width <= ax.get_window_extent(renderer).width
+            # matplotlib lists the labels it shows: every second number, every word
+            numbers, words = (ax.get_xticklabels() for ax in axes)
+            assert [t.get_text() for t in numbers] == [str(i) for i in range(0, 12, 2)]
+            assert len(words) == 12
+        assert axes[0]._left_title.get_text() == title
+        assert len(axes[0].get_xticklabels()) == 12
+    finally:
+        plt.close(fig)

@@ -486,7 +486,7 @@ def transformer_layers():
     )
     decoder = column(
         3.75,
-        "target words so far (<s> first)",
+        "target words so far (<s>\u00a0first)",  # the brackets kept on one line
         [
             ("causal self-attention", QUERY),
             ("cross-attention to the memory", WEIGHT),
@@ -495,7 +495,9 @@ def transformer_layers():
         "final norm",
     )
     _arrow(ax, (0.4 + w + 0.02, encoder - 0.15), (3.73, 2.78), WEIGHT, curve=-0.25)
-    _text(ax, 2.6, 4.62, "memory: keys and values", colour=WEIGHT, ha="center", va="center")
+    # beside the arrow's start, clear of the decoder's dashed frame
+    memory = "memory:\nkeys and values"
+    _text(ax, 0.4 + w, encoder + 0.12, memory, colour=WEIGHT, ha="right", va="bottom")
     y = decoder
     for name in ("linear: one score per target word", "softmax: next-word probabilities"):
         _arrow(ax, (3.75 + w / 2, y + 0.02), (3.75 + w / 2, y + 0.14))
@@ -768,7 +770,8 @@ def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
         _box(ax, x, 0.2, 0.85, 0.4, word, plots.NEUTRAL)
         _box(ax, x, 0.95, 0.85, 0.45, f"h{j + 1}", KEY, fill=0.3)
         _arrow(ax, (x + 0.42, 0.62), (x + 0.42, 0.93))
-    _text(ax, 0.2, 1.52, "annotations h_j, read both ways", colour=KEY)
+    # above the arrows of attention, which would cross it beside the boxes
+    _text(ax, 0.2, 2.2, "annotations h_j (below),\nread both ways", colour=KEY, va="center")
     for i, (x, word) in enumerate(zip((3.95, 5.55), target)):
         _box(ax, x, 2.05, 0.95, 0.45, f"s{i + 1}", QUERY, fill=0.3)
         _box(ax, x, 2.85, 0.95, 0.4, word, plots.NEUTRAL)

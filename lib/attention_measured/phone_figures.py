@@ -139,6 +139,54 @@ def _boxes_fitted(fig: Figure) -> None:
         fig.set_size_inches(width, height * min(need, STRETCH))
 
 
+def _titles_fitted(fig: Figure) -> None:
+    """Rewrap each axes' titles that are wider than the axes (they would run into the next
+    panel's), word by word; twice, since a title of more lines changes the layout."""
+    for _ in range(2):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            if not ax.get_visible():
+                continue
+            room = ax.get_window_extent(renderer).width
+            for title in (ax.title, ax._left_title, ax._right_title):
+                if title.get_text() and _extent(title, renderer).width > room:
+                    title.set_text(_fitted(title, title.get_text(), room, renderer))
+
+
+def _a_number(text: str) -> bool:
+    try:
+        float(text.replace("\u2212", "-"))
+    except ValueError:
+        return False
+    return True
+
+
+def _ticks_thinned(fig: Figure) -> list[matplotlib.text.Text]:
+    """Hide every second numeric x tick label of an axes whose labels run together (words are
+    never hidden); returns the labels hidden, for the caller to show again."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    hidden = []
+    for ax in fig.axes:
+        low, high = sorted(ax.get_xlim())
+        labels = [  # the labels drawn: of the ticks inside the axes, with text
+            tick.label1
+            for tick in ax.xaxis.get_major_ticks()
+            if low <= tick.get_loc() <= high
+            and tick.label1.get_visible()
+            and tick.label1.get_text().strip()
+        ]
+        if len(labels) < 3 or not all(_a_number(t.get_text()) for t in labels):
+            continue
+        boxes = [_extent(t, renderer) for t in labels]
+        if any(b.x0 < a.x1 + 2 for a, b in zip(boxes, boxes[1:])):
+            for label in labels[1::2]:
+                label.set_visible(False)
+                hidden.append(label)
+    return hidden
+
+
 @contextlib.contextmanager
 def _for_a_phone(fig: Figure):
     """The figure at most PHONE_WIDTH wide, its smaller text raised to PHONE_TEXT (a drawing's
@@ -167,10 +215,16 @@ def _for_a_phone(fig: Figure):
         text.set_fontsize(max(points * scale, PHONE_TEXT))
     for label in labels:
         label.set_text(textwrap.fill(label.get_text(), LINE))
+    hidden = []
     try:
         _boxes_fitted(fig)
+        if not drawing:
+            _titles_fitted(fig)
+            hidden = _ticks_thinned(fig)
         yield
     finally:
+        for label in hidden:
+            label.set_visible(True)
         fig.set_size_inches(size)
         for text, points, string in zip(texts, sizes, strings):
             text.set_fontsize(points)
