@@ -11,6 +11,7 @@ CORE = [
     "rng",
     "cache",
     "blas",
+    "workspace",
     "params",
     "losses",
     "measures",

@@ -34,7 +34,7 @@ def _as_mask(mask, shape) -> np.ndarray | None:
         ) from None
 
 
-def _sums(x: np.ndarray, axis: int) -> np.ndarray:
+def row_sums(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Sums over ``axis``, keeping it.
 
     Over the last axis through ``einsum``, several times faster than ``.sum`` for short rows;
@@ -76,7 +76,7 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
             return softmax(_infinite_share(scores, top), axis=axis)
         exp = scores - top
         np.exp(exp, out=exp)  # in place: one temporary instead of three
-        exp /= _sums(exp, axis)
+        exp /= row_sums(exp, axis)
         return exp
     mask = _as_mask(mask, scores.shape)
     if not trusted and np.isnan(scores.max(axis=axis)).any():
@@ -89,7 +89,7 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     top = np.where(np.isfinite(top), top, 0.0)
     exp = scores - top
     np.exp(exp, out=exp)
-    total = _sums(exp, axis)
+    total = row_sums(exp, axis)
     return np.divide(
         exp, total, out=exp, where=total > 0
     )  # rows with no allowed step stay all zeros
@@ -421,7 +421,7 @@ def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
         shift = np.where(np.isneginf(new_top), 0.0, new_top)
         rescale = np.exp(top - shift)  # exp(-inf) = 0 on the first allowed block
         e = np.exp(scores - shift)  # masked keys: exp(-inf) = 0
-        total = total * rescale + _sums(e, -1)
+        total = total * rescale + row_sums(e, -1)
         acc = acc * rescale + e @ v[..., keys, :]
         top = new_top
     return np.divide(acc, total, out=np.zeros_like(acc), where=total > 0)

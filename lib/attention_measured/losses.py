@@ -3,6 +3,7 @@
 - :func:`sigmoid`                 the logistic function, its argument clipped to ±30
 - :func:`binary_cross_entropy`    mean −log p of the true label, for logits (N,) and labels 0/1
 - :func:`log_softmax`, :func:`softmax_cross_entropy`  for rows of logits over V classes
+- :func:`softmax_and_summed_cross_entropy`  both of Part II's at once, from one exponential
 - :func:`squared_error`           mean squared error, for regression (Part III's addition problem)
 
 Each ``*_and_gradient`` function returns the loss it reports together with the gradient of
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
+from .attention import row_sums
 
 LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does every Part
 
@@ -92,6 +94,30 @@ def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
     grad = np.exp(log_probs)
     np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
     return losses, grad
+
+
+def softmax_and_summed_cross_entropy(logits, targets, out=None) -> tuple[np.ndarray, float]:
+    """(softmax of logits (N, V) over the last axis, the summed cross-entropy −Σ_i log
+    softmax(logits)[i, target_i]) for integer targets (N,) (Part II, section 2).
+
+    The same floats, to the last bit, as :func:`attention_measured.attention.softmax` and
+    :func:`log_softmax` computed apart (a test holds them equal), from one exponential and one
+    (N, V) array instead of five; ``out`` (N, V), when given, receives the softmax.
+    """
+    logits = checks.array(logits, "logits", ndim=2, copy=False)
+    if not checks.trusting():
+        targets = checks.integers(targets, "targets", 0, logits.shape[1] - 1)
+        if targets.shape != logits.shape[:1]:
+            raise ValueError(
+                f"targets must hold one class per row, {logits.shape[:1]}; got {targets.shape}"
+            )
+    shifted = np.subtract(logits, logits.max(axis=-1, keepdims=True), out=out)
+    at_targets = shifted[np.arange(len(shifted)), targets]
+    exp = np.exp(shifted, out=shifted)
+    # log_softmax's log of the row sums, then softmax's own row sums (which sum another way)
+    loss = -float((at_targets - np.log(exp.sum(axis=-1))).sum())
+    exp /= row_sums(exp)
+    return exp, loss
 
 
 def output_loss(output, targets, kind: str) -> tuple[float, np.ndarray]:

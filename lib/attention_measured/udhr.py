@@ -35,11 +35,12 @@ from pathlib import Path
 import numpy as np
 
 from . import checks
-from .attention import scaled_dot_product_attention, softmax, softmax_backward
+from .attention import scaled_dot_product_attention, softmax_backward
 from .cache import remembered
-from .losses import log_softmax
+from .losses import softmax_and_summed_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, fit
+from .workspace import Workspace, buffer
 
 # --------------------------------------------------------------- section 1
 # Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
@@ -311,7 +312,11 @@ def _check_query_ids(params: Params, batch: Batch, query_ids) -> np.ndarray:
 
 
 def forward(
-    params: Params, batch: Batch, query_ids: np.ndarray | None = None, keep=None
+    params: Params,
+    batch: Batch,
+    query_ids: np.ndarray | None = None,
+    keep=None,
+    work: Workspace | None = None,
 ) -> Forward:
     """The head on every sentence of ``batch`` at once (section 2).
 
@@ -327,13 +332,18 @@ def forward(
 
     ``keep``: boolean (B, L, L), True where query i may attend to key j, on top of the batch's
     own rule (Part I's removal test, section 4).
+
+    ``work``: a :class:`~attention_measured.workspace.Workspace` whose buffers receive the
+    largest arrays, as training passes one; the next pass with it overwrites them.
     """
     checks.params(params, "params", NAMES)
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
     x = params.E[batch.ids]  # (B, L, d)
     names, joined = _projections(params)
-    projected = _pieces(x @ joined)  # X W_Q, X W_K, X W_V
+    B, L = batch.ids.shape
+    projected = _pieces(np.matmul(x, joined, out=buffer(work, "XW", (B, L, joined.shape[1]))))
+    # X W_Q, X W_K, X W_V
     k, v = projected[-2:]
     if query_ids is not None:
         q = params.E[_check_query_ids(params, batch, query_ids)] @ params.W_Q
@@ -346,11 +356,12 @@ def forward(
         allowed = allowed & checks.mask(keep, "keep", batch.allowed.shape)
     z, a = scaled_dot_product_attention(q, k, v, allowed)  # A = softmax(Q Kᵀ / sqrt(d)), A Vv
     z = z.reshape(-1, WIDTH)[batch.real]  # (N, d)
-    scores = z @ params.W_O  # (N, V)
-    probs = softmax(scores)
-    # the loss from the log-softmax, exact where the probability underflows: -log p, what
-    # backward differentiates
-    loss = float(-log_softmax(scores)[np.arange(len(scores)), batch.targets].sum())
+    scores = np.matmul(z, params.W_O, out=buffer(work, "scores", (len(z), len(VOCAB))))  # (N, V)
+    # probs = softmax(scores); the loss from the log-softmax, exact where the probability
+    # underflows: -log p, what backward differentiates
+    probs, loss = softmax_and_summed_cross_entropy(
+        scores, batch.targets, out=buffer(work, "probs", scores.shape)
+    )
     return Forward(x, q, k, v, a, z, probs, loss)
 
 
@@ -382,12 +393,12 @@ def read(params: Params, queries, inputs, keep=None, weights=None) -> tuple[np.n
     return z @ params.W_O, a
 
 
-def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
+def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None = None) -> Params:
     """Gradient of ``fwd.loss`` (the summed loss of the batch) for every array (section 2).
 
     Returns a Params of gradients shaped like ``params``.  Read from the bottom of
     :func:`forward` upwards: each line undoes one forward line. Padding positions receive
-    exactly zero gradient.
+    exactly zero gradient.  ``work``: scratch buffers, as for :func:`forward`.
     """
     query_kind(params)  # checks the parameters
     if not isinstance(batch, Batch):
@@ -396,7 +407,7 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
         raise TypeError(f"fwd must be the Forward of udhr.forward, got {type(fwd).__name__}")
     B, L = batch.ids.shape
     # probs = softmax(scores), loss = -sum log probs[target]  ->  d loss / d scores = probs - onehot
-    g_scores = fwd.probs.copy()  # (N, V)
+    g_scores = np.positive(fwd.probs, out=buffer(work, "g_scores", fwd.probs.shape))  # a copy
     g_scores[np.arange(len(g_scores)), batch.targets] -= 1.0
     # scores = Z W_O
     g_W_O = fwd.read.T @ g_scores
@@ -427,10 +438,17 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     # X @ [W_Q | W_K | W_V] (W_Q only for the "token" query): the gradients of the joined
     # product give all the weight gradients side by side, and X's from all paths at once
     names, joined = _projections(params)
+    pieces = ([g_queries] if kind == "token" else []) + [g_keys, g_values]
     g_projected = np.concatenate(
-        ([g_queries] if kind == "token" else []) + [g_keys, g_values], axis=-1
+        pieces, axis=-1, out=buffer(work, "g_XW", (B, L, WIDTH * len(pieces)))
+    ).reshape(B * L, -1)
+    g_projected = np.take(  # (N, 3d or 2d), real tokens only
+        g_projected,
+        batch.real,
+        axis=0,
+        mode="clip",
+        out=buffer(work, "g_XW real", (batch.n_predicted, g_projected.shape[1])),
     )
-    g_projected = g_projected.reshape(B * L, -1)[batch.real]  # (N, 3d or 2d), real tokens only
     x_real = fwd.embedded.reshape(B * L, WIDTH)[batch.real]  # (N, d)
     for name, g_w in zip(names, _pieces(x_real.T @ g_projected)):
         grads[name] = g_w
@@ -442,11 +460,13 @@ def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     return grads
 
 
-def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
+def loss_and_gradients(
+    params: Params, batch: Batch, work: Workspace | None = None
+) -> tuple[float, Params]:
     """(summed loss over the N predicted tokens, its gradients shaped like ``params``) (section
-    2)."""
-    fwd = forward(params, batch)
-    return fwd.loss, backward(params, batch, fwd)
+    2).  ``work``: scratch buffers, as for :func:`forward`."""
+    fwd = forward(params, batch, work=work)
+    return fwd.loss, backward(params, batch, fwd, work)
 
 
 # --------------------------------------------------------------- section 3
@@ -498,13 +518,14 @@ class Head:
         self.sentences = (
             [list(s) for s in SENTENCES] if sentences is None else check_sentences(sentences)
         )
+        self.work = Workspace()  # one step's largest arrays, reused by every step
 
     def __repr__(self) -> str:
         return f"Head(query={self.query!r}, {len(self.sentences)} sentences)"
 
     def loss_and_grads(self, params: Params, batch: Batch) -> tuple[float, Params]:
         query_kind(params)  # checks the parameters
-        loss, grads = loss_and_gradients(params, batch)
+        loss, grads = loss_and_gradients(params, batch, self.work)
         return loss / batch.n_predicted, Params({name: g / len(batch) for name, g in grads.items()})
 
 
