@@ -249,6 +249,32 @@ def test_two_adam_steps_equal_a_hand_computation_for_one_number():
     assert w[0] == pytest.approx(0.3733663027186757, rel=1e-13)
 
 
+def test_adam_on_one_flat_vector_equals_adam_array_by_array_to_the_last_bit():
+    rng = np.random.RandomState(5)
+    shapes = {"E": (7, 3), "w": (3,), "empty": (0, 4), "W": (3, 5)}
+    params = Params({name: rng.normal(size=shape) for name, shape in shapes.items()})
+    by_hand = {name: value.copy() for name, value in params.items()}
+    first = {name: np.zeros(shape) for name, shape in shapes.items()}
+    second = {name: np.zeros(shape) for name, shape in shapes.items()}
+    adam = optim.Adam(params, 0.05)
+    for t in range(1, 6):
+        grads = Params({name: rng.normal(size=shape) for name, shape in shapes.items()})
+        adam.step(grads, divisor=3.0)
+        for name, value in by_hand.items():  # Kingma and Ba's update, one array at a time
+            g = grads[name] / 3.0
+            first[name] = 0.9 * first[name] + (1 - 0.9) * g
+            second[name] = 0.999 * second[name] + (1 - 0.999) * (g * g)
+            value -= (
+                0.05
+                * (first[name] / (1 - 0.9**t))
+                / (np.sqrt(second[name] / (1 - 0.999**t)) + 1e-8)
+            )
+        for name in shapes:
+            np.testing.assert_array_equal(params[name], by_hand[name], err_msg=name)
+            np.testing.assert_array_equal(adam.first[name], first[name], err_msg=name)
+            np.testing.assert_array_equal(adam.second[name], second[name], err_msg=name)
+
+
 @pytest.mark.parametrize("optimiser", [optim.Adam, optim.GradientDescent])
 def test_the_optimisers_refuse_what_they_cannot_update_in_place(optimiser):
     with pytest.raises(ValueError, match="learning_rate must be a finite number"):

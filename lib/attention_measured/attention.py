@@ -21,6 +21,8 @@ def _as_mask(mask, shape) -> np.ndarray | None:
     """The mask as a boolean array broadcast against scores of ``shape``."""
     if mask is None:
         return None
+    if isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == shape:
+        return mask  # already what the rest would make of it (a training step's own mask)
     mask = np.asarray(mask)
     if mask.dtype != bool:  # a wrong kind is a TypeError, as in checks (and transformer)
         raise TypeError(
@@ -87,7 +89,7 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
         scores = _infinite_share(scores, top)
         top = scores.max(axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    exp = scores - top
+    exp = np.subtract(scores, top, out=scores)  # scores is np.where's own array by now
     np.exp(exp, out=exp)
     total = row_sums(exp, axis)
     return np.divide(
@@ -105,9 +107,10 @@ def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = 
         weights = checks.array(weights, "weights", copy=False)
         grad_weights = checks.array(grad_weights, "grad_weights", shape=weights.shape, copy=False)
         axis = checks.integer(axis, "axis", -max(weights.ndim, 1), max(weights.ndim - 1, 0))
-    inner = np.einsum(
-        "...j,...j->...", np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
-    )
+    w, g = weights, grad_weights
+    if axis not in (-1, weights.ndim - 1):  # the sum over ``axis``, moved last
+        w, g = np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
+    inner = np.einsum("...j,...j->...", w, g)
     grad_scores = grad_weights - np.expand_dims(inner, axis)  # inner = sum_j w_j g_j, without BLAS
     grad_scores *= weights
     return grad_scores
@@ -157,7 +160,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     weights v.
     """
     q, k, v = _check_qkv(q, k, v)
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    scores = q @ np.swapaxes(k, -1, -2)
+    scores /= np.sqrt(q.shape[-1])
     weights = softmax(scores, mask)
     return weights @ v, weights
 

@@ -86,9 +86,27 @@ class Adam:
             raise ValueError(
                 "beta1 and beta2 must be below 1 (the bias correction divides by 1 - beta^t)"
             )
-        self.first = {name: np.zeros_like(value) for name, value in self.arrays.items()}
-        self.second = {name: np.zeros_like(value) for name, value in self.arrays.items()}
+        # the moments of every array side by side in one flat vector, each array's a view of
+        # its stretch: the update is then a dozen operations on one vector, whatever the number
+        # of arrays, and the same floats as array by array (every operation is elementwise)
+        ends = np.cumsum([value.size for value in self.arrays.values()])
+        self._stretches = {
+            name: (int(end) - value.size, int(end))
+            for (name, value), end in zip(self.arrays.items(), ends)
+        }
+        total = int(ends[-1])
+        self._first, self._second, self._scratch = np.zeros(total), np.zeros(total), np.empty(total)
+        self._gradient, self._update = np.empty(total), np.empty(total)
+        self.first, self.second = self._views(self._first), self._views(self._second)
+        self._steps = self._views(self._update)
         self.iteration = 0
+
+    def _views(self, flat: np.ndarray) -> dict[str, np.ndarray]:
+        """Each array's stretch of ``flat``, shaped like the array (a view, not a copy)."""
+        return {
+            name: flat[start:end].reshape(self.arrays[name].shape)
+            for name, (start, end) in self._stretches.items()
+        }
 
     def step(self, grads, divisor: float = 1) -> None:
         """One update with the gradient grads / divisor (Part II averages over sentences this
@@ -99,15 +117,23 @@ class Adam:
         self.iteration += 1
         b1, b2 = self.beta1, self.beta2
         correction1, correction2 = 1 - b1**self.iteration, 1 - b2**self.iteration
+        g, scratch, first, second = self._gradient, self._scratch, self._first, self._second
+        np.concatenate([np.ravel(grads[name]) for name in self.arrays], out=g)
+        if divisor != 1:
+            g /= divisor
+        # first = b1 first + (1 - b1) g;  second = b2 second + (1 - b2) g²
+        first *= b1
+        first += np.multiply(1 - b1, g, out=scratch)
+        second *= b2
+        np.multiply(g, g, out=scratch)
+        scratch *= 1 - b2
+        second += scratch
+        # value -= learning_rate (first / correction1) / (sqrt(second / correction2) + epsilon)
+        update = np.divide(first, correction1, out=self._update)
+        update *= self.learning_rate
+        np.divide(second, correction2, out=scratch)
+        np.sqrt(scratch, out=scratch)
+        scratch += self.epsilon
+        update /= scratch
         for name, value in self.arrays.items():
-            g = grads[name] / divisor
-            first, second = self.first[name], self.second[name]
-            first *= b1
-            first += (1 - b1) * g
-            second *= b2
-            second += (1 - b2) * (g * g)
-            value -= (
-                self.learning_rate
-                * (first / correction1)
-                / (np.sqrt(second / correction2) + self.epsilon)
-            )
+            value -= self._steps[name]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -236,6 +237,18 @@ class Batch:
         """N, the number of positions with a target: every real token."""
         return len(self.targets)
 
+    @cached_property
+    def target_slots(self) -> np.ndarray:
+        """(N,) the flat index, in a table of scores (N, V) over the vocabulary, of each row's
+        target: where backward subtracts the one-hot."""
+        return np.arange(len(self.targets)) * len(VOCAB) + self.targets
+
+    @cached_property
+    def embedding_slots(self) -> np.ndarray:
+        """(N d,) the flat indices, in an embedding table (V, d) of width d = WIDTH, of the d
+        numbers of each target's row: where backward adds each real token's gradient."""
+        return (self.targets[:, None] * WIDTH + np.arange(WIDTH)).ravel()
+
 
 def make_batch(sentences) -> Batch:
     """A :class:`Batch` of B sentences (strings or token lists), each checked by :func:`encode`
@@ -407,8 +420,11 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
         raise TypeError(f"fwd must be the Forward of udhr.forward, got {type(fwd).__name__}")
     B, L = batch.ids.shape
     # probs = softmax(scores), loss = -sum log probs[target]  ->  d loss / d scores = probs - onehot
-    g_scores = np.positive(fwd.probs, out=buffer(work, "g_scores", fwd.probs.shape))  # a copy
-    g_scores[np.arange(len(g_scores)), batch.targets] -= 1.0
+    g_scores = buffer(work, "g_scores", fwd.probs.shape)
+    if g_scores is None:
+        g_scores = np.empty_like(fwd.probs)
+    np.copyto(g_scores, fwd.probs)
+    g_scores.reshape(-1)[batch.target_slots] -= 1.0  # [i, targets[i]] for every row i
     # scores = Z W_O
     g_W_O = fwd.read.T @ g_scores
     g_read = np.zeros((B * L, WIDTH))
@@ -420,8 +436,10 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     # A = softmax(S) over the allowed keys (masked entries have A = 0, hence no gradient)
     g_s = softmax_backward(fwd.weights, g_weights)
     # S = Q Kᵀ / sqrt(d)
-    g_queries = g_s @ fwd.keys / np.sqrt(WIDTH)
-    g_keys = g_s.swapaxes(1, 2) @ fwd.queries / np.sqrt(WIDTH)
+    g_queries = g_s @ fwd.keys
+    g_queries /= np.sqrt(WIDTH)
+    g_keys = g_s.swapaxes(1, 2) @ fwd.queries
+    g_keys /= np.sqrt(WIDTH)
     grads = Params({name: None for name in params})  # the same names, in the same order
     grads.E, grads.W_O = np.zeros_like(params.E), g_W_O
     # Q = m W_Q or P W_Q: every sentence's query at position i comes from the same vector
@@ -455,8 +473,7 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     g_x = g_projected @ joined.T  # (N, d)
     # X = E[ids]: a token that occurs twice adds both positions' gradients into its one row
     # (np.add.at on the flattened table, one slot per number, is the fast form of this scatter-add)
-    slots = (batch.targets[:, None] * WIDTH + np.arange(WIDTH)).ravel()
-    np.add.at(grads.E.reshape(-1), slots, g_x.ravel())
+    np.add.at(grads.E.reshape(-1), batch.embedding_slots, g_x.ravel())
     return grads
 
 
@@ -526,7 +543,9 @@ class Head:
     def loss_and_grads(self, params: Params, batch: Batch) -> tuple[float, Params]:
         query_kind(params)  # checks the parameters
         loss, grads = loss_and_gradients(params, batch, self.work)
-        return loss / batch.n_predicted, Params({name: g / len(batch) for name, g in grads.items()})
+        for g in grads.values():  # fresh arrays: divided where they are
+            g /= len(batch)
+        return loss / batch.n_predicted, grads
 
 
 def head_params(model) -> Params:

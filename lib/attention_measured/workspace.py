@@ -59,4 +59,7 @@ def buffer(work: Workspace | None, name: str, shape: tuple) -> np.ndarray | None
         return None
     if not isinstance(work, Workspace):
         raise TypeError(f"work must be a Workspace or None, got {type(work).__name__}")
+    found = work._buffers.get(name)
+    if found is not None and found.shape == shape:  # every step after the first
+        return found
     return work(name, tuple(int(n) for n in shape))
