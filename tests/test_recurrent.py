@@ -52,6 +52,22 @@ def test_gru_cell_backward_matches_finite_differences():
     np.testing.assert_allclose(grad_h, numeric_gradient(loss, h), atol=1e-8)
 
 
+def test_the_forward_passs_gates_give_the_backward_pass_to_the_last_bit():
+    params = gru_params(5)
+    rng = np.random.RandomState(6)
+    x, h, upstream = (rng.normal(size=shape) for shape in ((N, IN), (N, H), (N, H)))
+    out, gates = recurrent.gru_cell_and_gates(params, x, h)
+    np.testing.assert_array_equal(out, recurrent.gru_cell(params, x, h))
+    again = recurrent.gru_cell_backward(params, x, h, upstream)
+    kept = recurrent.gru_cell_backward(params, x, h, upstream, gates)
+    for name in recurrent.GRU_NAMES:
+        np.testing.assert_array_equal(kept[0][name], again[0][name])
+    np.testing.assert_array_equal(kept[1], again[1])
+    np.testing.assert_array_equal(kept[2], again[2])
+    with pytest.raises(ValueError, match="gates must be gru_cell_and_gates's four arrays"):
+        recurrent.gru_cell_backward(params, x, h, upstream, gates[:3])
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -69,22 +69,36 @@ def gru_cell(params, x, h) -> np.ndarray:
     ``bias_hh`` (3H,), gates in the order reset, update, new.  x: (N, I) inputs, h: (N, H)
     previous states.  Returns (N, H).
     """
+    return gru_cell_and_gates(params, x, h)[0]
+
+
+def gru_cell_and_gates(params, x, h) -> tuple[np.ndarray, tuple]:
+    """(:func:`gru_cell`'s next state (N, H), its gates): the gates (r, z, n and the state's
+    part of n's argument, each (N, H)) are what :func:`gru_cell_backward` would compute again,
+    so a training pass keeps them for it (Part IV)."""
     W_ih, W_hh, b_ih, b_hh, x, h = _check_gru(params, x, h)
-    _, z, n, _ = _gates(W_ih, W_hh, b_ih, b_hh, x, h)
-    return (1.0 - z) * n + z * h
+    gates = _gates(W_ih, W_hh, b_ih, b_hh, x, h)
+    _, z, n, _ = gates
+    return (1.0 - z) * n + z * h, gates
 
 
-def gru_cell_backward(params, x, h, grad_next) -> tuple[dict, np.ndarray, np.ndarray]:
+def gru_cell_backward(params, x, h, grad_next, gates=None) -> tuple[dict, np.ndarray, np.ndarray]:
     """Gradients of :func:`gru_cell` (Part IV): each line undoes one forward line.
 
-    grad_next: (N, H), the gradient of the loss with respect to the cell's output.  Returns
-    (gradients of the four parameters under their names, grad_x (N, I), grad_h (N, H)).
+    grad_next: (N, H), the gradient of the loss with respect to the cell's output.  ``gates``:
+    the forward pass's, from :func:`gru_cell_and_gates`, or None to compute them again.
+    Returns (gradients of the four parameters under their names, grad_x (N, I), grad_h (N, H)).
     """
     W_ih, W_hh, b_ih, b_hh, x, h = _check_gru(params, x, h)
     grad_next = checks.array(grad_next, "grad_next", copy=False)
     if grad_next.shape != h.shape:
         raise ValueError(f"grad_next must be shaped like h {h.shape}, got {grad_next.shape}")
-    r, z, n, n_h = _gates(W_ih, W_hh, b_ih, b_hh, x, h)
+    if gates is None:
+        gates = _gates(W_ih, W_hh, b_ih, b_hh, x, h)
+    elif not checks.trusting():
+        if len(gates) != 4 or any(np.shape(g) != h.shape for g in gates):
+            raise ValueError(f"gates must be gru_cell_and_gates's four arrays shaped {h.shape}")
+    r, z, n, n_h = gates
     grad_n = grad_next * (1.0 - z)  # h' = (1 − z) n + z h
     grad_z = grad_next * (h - n)
     grad_n_arg = grad_n * (1.0 - n**2)  # n = tanh(n_i + r n_h)
@@ -135,6 +149,7 @@ class Step(NamedTuple):
     c: np.ndarray
     o: np.ndarray
     attention: Any
+    gates: tuple | None = None  # the decoder cell's, for the backward pass
 
 
 class EncoderDecoder:
@@ -254,12 +269,13 @@ class EncoderDecoder:
         x = p["source_embedding"][source]  # (N, m, E)
         if scale is not None:
             x = x * _scale(scale, source.shape)[..., None]
-        forward = _run_gru(_gru(p, "encoder."), x)
-        states, cache = [forward], {"x": x, "forward": forward}
+        forward, gates = _run_gru(_gru(p, "encoder."), x)
+        states, cache = [forward], {"x": x, "forward": forward, "forward gates": gates}
         if self.bidirectional:
-            backward = _run_gru(_gru(p, "encoder.reverse."), x[:, ::-1])[:, ::-1]
+            backward, gates = _run_gru(_gru(p, "encoder.reverse."), x[:, ::-1])
+            backward = backward[:, ::-1]
             states.append(backward)
-            cache["backward"] = backward
+            cache["backward"], cache["backward gates"] = backward, gates
         h = np.concatenate(states, axis=-1)
         if self.kind == "Bahdanau":  # s_0 = tanh(W_init ←h_1 + b)
             s0 = np.tanh(backward[:, 0] @ p["init.weight"].T + p["init.bias"])
@@ -289,14 +305,14 @@ class EncoderDecoder:
         if self.feeding:
             parts.append(o_prev)
         x = np.concatenate(parts, axis=1)
-        s = gru_cell(_gru(p, "decoder."), x, s_prev)
+        s, gates = gru_cell_and_gates(_gru(p, "decoder."), x, s_prev)
         if not self.kind.startswith("Luong"):
-            return Step(x, s, c, np.concatenate([s, c], axis=1), att)
+            return Step(x, s, c, np.concatenate([s, c], axis=1), att, gates)
         if late:
-            return Step(x, s, None, None, None)
+            return Step(x, s, None, None, None, gates)
         att, c = self._attend(p, h, s, keep, weights)  # the new state asks
         o = np.tanh(np.concatenate([c, s], axis=-1) @ p["combine.weight"].T)
-        return Step(x, s, c, o, att)
+        return Step(x, s, c, o, att, gates)
 
     def _attend(self, p, h, query, keep, weights):
         """One step's attention for query (N, H) and its context (N, D), with Part V's
@@ -492,7 +508,7 @@ class EncoderDecoder:
                 grad_s = grad_s + self._attention_backward(p, h, st.s, st, grad_c, grads, grad_h)
             else:  # o = [s; c]
                 grad_s, grad_c = grad_s + grad_features[:, i, :H], grad_features[:, i, H:]
-            cell_grads, grad_x, grad_s = gru_cell_backward(decoder, st.x, s_prev, grad_s)
+            cell_grads, grad_x, grad_s = gru_cell_backward(decoder, st.x, s_prev, grad_s, st.gates)
             _add_gru_grads(grads, "decoder.", cell_grads)
             grad_words[:, i] = grad_x[:, :E]
             if self.context_in:
@@ -527,7 +543,9 @@ class EncoderDecoder:
 
     def _encoder_backward(self, p, source, enc, grad_h, grads) -> None:
         H = self.hidden
-        grad_x = _run_gru_backward(_gru(p, "encoder."), enc["x"], enc["forward"], grad_h[..., :H])
+        grad_x = _run_gru_backward(
+            _gru(p, "encoder."), enc["x"], enc["forward"], grad_h[..., :H], enc["forward gates"]
+        )
         _add_gru_grads(grads, "encoder.", grad_x[1])
         grad_x = grad_x[0]
         if self.bidirectional:
@@ -536,6 +554,7 @@ class EncoderDecoder:
                 enc["x"][:, ::-1],
                 enc["backward"][:, ::-1],
                 grad_h[:, ::-1, H:],
+                enc["backward gates"],
             )
             _add_gru_grads(grads, "encoder.reverse.", reverse[1])
             grad_x = grad_x + reverse[0][:, ::-1]
@@ -550,18 +569,22 @@ def _scale(values, shape: tuple) -> np.ndarray:
     return values
 
 
-def _run_gru(params, x) -> np.ndarray:
-    """The states (N, m, H) of a GRU reading x (N, m, I) from a zero state, first step first."""
+def _run_gru(params, x) -> tuple[np.ndarray, list]:
+    """(The states (N, m, H) of a GRU reading x (N, m, I) from a zero state, first step first;
+    each step's gates, for :func:`_run_gru_backward`)."""
     N, m, _ = x.shape
     h = np.zeros((N, params["weight_hh"].shape[1]))
-    states = np.empty((N, m, h.shape[1]))
+    states, gates = np.empty((N, m, h.shape[1])), []
     for t in range(m):
-        h = states[:, t] = gru_cell(params, x[:, t], h)
-    return states
+        h, step_gates = gru_cell_and_gates(params, x[:, t], h)
+        states[:, t] = h
+        gates.append(step_gates)
+    return states, gates
 
 
-def _run_gru_backward(params, x, states, grad_states) -> tuple[np.ndarray, dict]:
-    """Back through :func:`_run_gru`: (grad_x (N, m, I), the four parameter gradients)."""
+def _run_gru_backward(params, x, states, grad_states, gates) -> tuple[np.ndarray, dict]:
+    """Back through :func:`_run_gru`, with its gates: (grad_x (N, m, I), the four parameter
+    gradients)."""
     N, m, _ = x.shape
     grad_x = np.empty_like(x)
     totals = {name: np.zeros_like(params[name]) for name in GRU_NAMES}
@@ -569,7 +592,7 @@ def _run_gru_backward(params, x, states, grad_states) -> tuple[np.ndarray, dict]
     for t in reversed(range(m)):
         h_prev = states[:, t - 1] if t else np.zeros_like(states[:, 0])
         cell, grad_x[:, t], grad_h = gru_cell_backward(
-            params, x[:, t], h_prev, grad_states[:, t] + grad_h
+            params, x[:, t], h_prev, grad_states[:, t] + grad_h, gates[t]
         )
         for name in GRU_NAMES:
             totals[name] += cell[name]

@@ -1,0 +1,319 @@
+"""The book's numpy training beside torch on the CPU, doing the same work: an optional peer.
+
+Three trainings are written a second time in torch, each mirroring the book's numpy model
+line for line: Part II's "token" head (200 full-batch Adam iterations, ``udhr.train``), and
+Part IV's Transformer and Bahdanau encoder-decoder (300 Adam steps of 32 sentences,
+``training.trained``).  Both sides start from the book's own initial Params (the models carry
+torch's parameter names, so the torch modules load them with a strict ``load_state_dict``),
+use Adam with the book's hyper-parameters (torch.optim.Adam computes the book's update:
+lr (m / c1) / (sqrt(v) / sqrt(c2) + eps) is lr (m / c1) / (sqrt(v / c2) + eps), epsilon
+outside the root), and run in float64 on one thread, as the book trains
+(:func:`attention_measured.blas.one_thread`).  Part IV's batches are drawn on both sides inside
+each step by the book's own ``translation.draw_batch`` from ``RandomState(0)``, the generator
+``training.fit`` hands the model, so torch sees the same sentences in the same order.
+
+Before anything is timed, both sides train a few steps from the same weights and the largest
+gap of their loss curves (and of their weights) is printed: it shows the work is the same.
+Then each side is timed, idle and beside a busy core; the book calls ``udhr.train.uncached``
+and ``training.trained.uncached``, which train every time.  The ratios and their targets are
+printed, never asserted.  torch is not a dependency of the book: without it this prints one
+line and exits.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+except ImportError:
+    print("torch peer: skipped (torch is not installed; pip install torch to compare)")
+    sys.exit(0)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import best_of, busy_core  # noqa: E402
+
+from attention_measured import comparison, training, translation, udhr  # noqa: E402
+
+torch.set_num_threads(1)  # the book's training loops hold BLAS to one thread
+torch.set_default_dtype(torch.float64)  # and compute in float64
+
+HEAD_ITERATIONS = 200
+HEAD_REPEATS = 3  # best of 3 after a warm-up
+SEQ2SEQ_REPEATS = 2  # best of 2 (the agreement runs warm both sides up)
+AGREEMENT = 5  # steps trained from the same weights before timing
+SEQ2SEQ = ("Transformer", "Bahdanau")
+TARGET_SLOWDOWN = 1.5  # the book beside a busy core, at most this many times its idle time
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def _parameter(array: np.ndarray) -> nn.Parameter:
+    return nn.Parameter(torch.tensor(array))  # a copy: the book's arrays stay untouched
+
+
+def _adam(module: nn.Module, learning_rate: float) -> torch.optim.Optimizer:
+    """torch's Adam with the book's beta1 0.9, beta2 0.999, eps 1e-8, fused where it can be."""
+    try:
+        return torch.optim.Adam(module.parameters(), learning_rate, fused=True)
+    except (RuntimeError, TypeError):  # a torch without the fused CPU kernel
+        return torch.optim.Adam(module.parameters(), learning_rate)
+
+
+def _gap(book: dict, module: nn.Module) -> float:
+    """The largest difference between the book's Params and the torch module's weights."""
+    weights = module.state_dict()
+    return max(float(np.max(np.abs(book[name] - weights[name].numpy()))) for name in book)
+
+
+# ------------------------------------------------------------------ Part II: the "token" head
+class Head(nn.Module):
+    """udhr.forward for the "token" query: the summed cloze loss of a batch."""
+
+    def __init__(self, params):
+        super().__init__()
+        for name in udhr.NAMES:  # E (V, d), W_Q, W_K, W_V (d, d), W_O (d, V)
+            setattr(self, name, _parameter(params[name]))
+
+    def forward(self, ids, allowed, real, targets):
+        x = F.embedding(ids, self.E)  # x = params.E[batch.ids]  (B, L, d)
+        joined = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1)  # _projections: [W_Q|W_K|W_V]
+        q, k, v = (x @ joined).split(udhr.WIDTH, dim=-1)  # X W_Q, X W_K, X W_V
+        # z, a = scaled_dot_product_attention(q, k, v, allowed): softmax(Q Kᵀ / sqrt(d)) over the
+        # allowed keys, rows with none (padding) all zeros, as the book's softmax makes them
+        z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        z = z.reshape(-1, udhr.WIDTH)[real]  # z.reshape(-1, WIDTH)[batch.real]  (N, d)
+        scores = z @ self.W_O  # (N, V)
+        return F.cross_entropy(scores, targets, reduction="sum")  # softmax_and_summed_...
+
+
+def book_head(epochs: int) -> tuple[np.ndarray, dict]:
+    result = udhr.train.uncached(seed=0, epochs=epochs)
+    return result.curve, result.params
+
+
+def torch_head(epochs: int) -> tuple[np.ndarray, nn.Module]:
+    """udhr.train(seed=0) in torch: Head.loss_and_grads and training.fit's Adam loop."""
+    batch = udhr.make_batch(udhr.SENTENCES)
+    head = Head(udhr.init_params(0, "token"))
+    tensors = (
+        torch.from_numpy(batch.ids),
+        torch.from_numpy(batch.allowed),
+        torch.from_numpy(batch.real),
+        torch.from_numpy(batch.targets),
+    )
+    adam = _adam(head, udhr.LEARNING_RATE)
+    curve = np.empty(epochs)
+    for t in range(epochs):
+        adam.zero_grad()
+        loss = head(*tensors)
+        (loss / len(batch)).backward()  # g /= len(batch): the summed loss's gradients / B
+        curve[t] = loss.item() / batch.n_predicted  # loss / batch.n_predicted, the mean
+        adam.step()
+    return curve, head
+
+
+# ------------------------------------------------------------------ Part IV: two translators
+def _positions(steps: int, size: int) -> torch.Tensor:
+    """attention.sinusoidal_positions: sin on even columns, cos on odd ones."""
+    angles = torch.arange(steps)[:, None] / 10000.0 ** (torch.arange(0, size, 2) / size)
+    encoding = torch.empty(steps, size)
+    encoding[:, 0::2], encoding[:, 1::2] = torch.sin(angles), torch.cos(angles)
+    return encoding
+
+
+class Transformer(nn.Module):
+    """transformer.Transformer (post-norm, ReLU, no dropout): torch's own encoder and decoder
+    layers, whose state-dict names the book's Params carry."""
+
+    def __init__(self, book, params):
+        super().__init__()
+        core = nn.Transformer(
+            book.width,
+            book.heads,
+            book.layers,
+            book.layers,
+            book.feed_forward,
+            dropout=0.0,
+            batch_first=True,
+        )
+        self.encoder, self.decoder = core.encoder, core.decoder  # each with its final norm
+        self.source_embedding = _parameter(params["source_embedding"])
+        self.target_embedding = _parameter(params["target_embedding"])
+        self.out = nn.Linear(book.width, book.target_vocabulary)
+        self.load_state_dict({name: torch.tensor(value) for name, value in params.items()})
+        self.bos, self.width = book.bos, book.width
+
+    def forward(self, source, target):
+        m, n = source.shape[1], target.shape[1]
+        x = F.embedding(source, self.source_embedding) + _positions(m, self.width)  # _embed
+        memory = self.encoder(x)  # encode: the layers, then encoder.norm
+        bos = torch.full((len(target), 1), self.bos)
+        previous = torch.cat([bos, target[:, :-1]], dim=1)  # shifted_right(target, bos)
+        y = F.embedding(previous, self.target_embedding) + _positions(n, self.width)
+        causal = nn.Transformer.generate_square_subsequent_mask(n)  # causal_mask(n)
+        y = self.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True)  # decode
+        logits = self.out(y)  # out @ p["out.weight"].T + p["out.bias"]
+        return F.cross_entropy(logits.flatten(0, 1), target.flatten())  # the mean per word
+
+
+class Bahdanau(nn.Module):
+    """recurrent.EncoderDecoder("Bahdanau"): a bidirectional GRU encoder, additive attention
+    asked by the previous decoder state, a GRU cell decoder fed the previous word and the
+    context, and an output layer reading [s; c]."""
+
+    def __init__(self, book, params):
+        super().__init__()
+        E, H, A = book.embedding, book.hidden, book.units
+        self.source_embedding = _parameter(params["source_embedding"])
+        self.target_embedding = _parameter(params["target_embedding"])
+        self.encoder = nn.GRU(E, H, batch_first=True, bidirectional=True)  # encoder.*_l0[_reverse]
+        self.decoder = nn.GRUCell(book.decoder_input, H)  # decoder.weight_ih, ...
+        self.add_W = _parameter(np.zeros((A, H)))  # Additive: W (A, S), U (A, D), v (A,)
+        self.add_U = _parameter(np.zeros((A, 2 * H)))
+        self.add_v = _parameter(np.zeros(A))
+        self.init = nn.Linear(H, H)  # s_0 = tanh(W_init ←h_1 + b)
+        self.out = nn.Linear(H + 2 * H, book.target_vocabulary)
+        self.load_state_dict({name: torch.tensor(value) for name, value in params.items()})
+        self.bos, self.hidden = book.bos, H
+
+    def forward(self, source, target):
+        H = self.hidden
+        x = F.embedding(source, self.source_embedding)  # p["source_embedding"][source]
+        h, _ = self.encoder(x)  # h_j = [→h_j; ←h_j]  (N, m, 2H)
+        s = torch.tanh(self.init(h[:, 0, H:]))  # s_0 = tanh(W_init ←h_1 + b)
+        bos = torch.full((len(target), 1), self.bos)
+        previous = torch.cat([bos, target[:, :-1]], dim=1)  # shifted_right(target, bos)
+        features = []
+        for i in range(target.shape[1]):  # forward's loop over the decoder steps
+            # Additive.scores: e_ij = v·tanh(W s_{i-1} + U h_j), U h recomputed every step as
+            # the book's attend does
+            hidden = torch.tanh((s @ self.add_W.T)[:, None, :] + h @ self.add_U.T)
+            weights = torch.softmax(hidden @ self.add_v, dim=-1)  # (N, m)
+            c = (weights[:, None, :] @ h)[:, 0]  # context = weights @ h  (N, 2H)
+            word = F.embedding(previous[:, i], self.target_embedding)
+            s = self.decoder(torch.cat([word, c], dim=1), s)  # gru_cell(decoder, [E[w]; c], s)
+            features.append(torch.cat([s, c], dim=1))  # o = [s; c]
+        logits = self.out(torch.stack(features, dim=1))  # features @ out.weight.T + out.bias
+        return F.cross_entropy(logits.flatten(0, 1), target.flatten())  # the mean per word
+
+
+TORCH_MODELS = {"Transformer": Transformer, "Bahdanau": Bahdanau}
+
+
+def book_seq2seq(name: str, train, steps: int) -> tuple[np.ndarray, dict]:
+    model, rate = comparison.book_model(name), comparison.learning_rate(name)
+    result = training.trained.uncached(model, 0, train, None, steps, rate)
+    return result.curve, result.params
+
+
+def torch_seq2seq(name: str, train, steps: int) -> tuple[np.ndarray, nn.Module]:
+    """training.trained(book_model(name), 0, train, None, steps, rate) in torch."""
+    book = comparison.book_model(name)
+    module = TORCH_MODELS[name](book, book.init(0))
+    adam = _adam(module, comparison.learning_rate(name))
+    rng = np.random.RandomState(0)  # fit's RandomState(seed=0), which loss_and_grads draws from
+    curve = np.empty(steps)
+    for t in range(steps):
+        source, target = translation.draw_batch(train, rng, book.batch)  # as loss_and_grads
+        adam.zero_grad()
+        loss = module(torch.from_numpy(source), torch.from_numpy(target))
+        loss.backward()
+        curve[t] = loss.item()
+        adam.step()
+    return curve, module
+
+
+# ------------------------------------------------------------------ timing
+def _timed(function) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def _fastest(function, repeats: int) -> float:
+    return min(_timed(function) for _ in range(repeats))
+
+
+def main() -> None:
+    train, _ = translation.book_data()
+    runs = {
+        "Part II head": (
+            lambda: book_head(HEAD_ITERATIONS),
+            lambda: torch_head(HEAD_ITERATIONS),
+            f"{HEAD_ITERATIONS} iterations",
+        ),
+        **{
+            name: (
+                lambda name=name: book_seq2seq(name, train, comparison.STEPS),
+                lambda name=name: torch_seq2seq(name, train, comparison.STEPS),
+                f"{comparison.STEPS} steps",
+            )
+            for name in SEQ2SEQ
+        },
+    }
+    print(
+        f"torch {torch.__version__} peer: the same training in numpy (the book) and in torch, "
+        "float64, one thread"
+    )
+    print(f"  same work: {AGREEMENT} steps from the same initial weights, largest gaps")
+    book_curve, book_params = book_head(AGREEMENT)
+    torch_curve, module = torch_head(AGREEMENT)
+    gaps = {"Part II head": (np.max(np.abs(book_curve - torch_curve)), _gap(book_params, module))}
+    for name in SEQ2SEQ:
+        book_curve, book_params = book_seq2seq(name, train, AGREEMENT)
+        torch_curve, module = torch_seq2seq(name, train, AGREEMENT)
+        gaps[name] = (np.max(np.abs(book_curve - torch_curve)), _gap(book_params, module))
+    for name, (curve_gap, weight_gap) in gaps.items():
+        print(f"    {name:<14} loss curve {curve_gap:8.1e}   weights after {weight_gap:8.1e}")
+
+    start = time.perf_counter()
+    rng = np.random.RandomState(0)
+    for _ in range(comparison.STEPS):
+        translation.draw_batch(train, rng, comparison.RECURRENT_SIZES["batch"])
+    draws = time.perf_counter() - start
+    print(
+        "  Part IV's batches are drawn inside each timed step on both sides, by the book's "
+        f"translation.draw_batch ({comparison.STEPS} draws: {draws * 1000:.0f} ms)"
+    )
+
+    idle, busy = {}, {}
+    for name, (book, peer, _) in runs.items():
+        if name == "Part II head":
+            idle[name] = best_of(book, HEAD_REPEATS), best_of(peer, HEAD_REPEATS)
+        else:
+            idle[name] = _fastest(book, SEQ2SEQ_REPEATS), _fastest(peer, SEQ2SEQ_REPEATS)
+        with busy_core():
+            busy[name] = _timed(book), _timed(peer)
+    print(
+        f"  idle: best of {HEAD_REPEATS} after a warm-up (head), best of {SEQ2SEQ_REPEATS} "
+        "(translators); book ÷ torch below 1: the book is faster"
+    )
+    print(f"    {'model':<14}{'work':>16}{'book':>10}{'torch':>10}{'book ÷ torch':>14}")
+    for name, (book, peer) in idle.items():
+        print(f"    {name:<14}{runs[name][2]:>16}{book:9.2f}s{peer:9.2f}s{book / peer:14.2f}")
+    for name, (book, peer) in idle.items():
+        print(
+            f"    {name}: book at least as fast as torch f64 on one thread: "
+            f"{_verdict(book <= peer)}"
+        )
+    print("  beside a busy core: one run each; busy ÷ idle")
+    print(f"    {'model':<14}{'book':>10}{'torch':>10}{'book':>8}{'torch':>8}")
+    for name, (book, peer) in busy.items():
+        book_idle, peer_idle = idle[name]
+        slowdown = book / book_idle
+        print(
+            f"    {name:<14}{book:9.2f}s{peer:9.2f}s{slowdown:7.2f}x{peer / peer_idle:7.2f}x"
+            f"   book <= {TARGET_SLOWDOWN}x: {_verdict(slowdown <= TARGET_SLOWDOWN)}"
+        )
+
+
+if __name__ == "__main__":
+    main()
