@@ -86,6 +86,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_taxonomy.py
 	$(BIN)/python bench/bench_seq2seq.py
 	$(BIN)/python bench/bench_explanations.py
+	$(BIN)/python bench/bench_torch.py
 
 serve:
 	@test -d _build/html || { echo "No built book yet: run 'make book' first."; exit 1; }
