@@ -19,11 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import checks
-from .attention import softmax, softmax_backward
+from .attention import as_rows, softmax, softmax_backward
 from .cache import remembered
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
+from .workspace import Workspace, buffer
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -140,6 +141,7 @@ class MemoryNetwork:
 
     def __init__(self, hops: int = 1, size: int = 20):
         self.hops, self.size = checks.integer(hops, "hops", 1), checks.integer(size, "size", 1)
+        self.work = Workspace()  # a training step's (N, M, d) arrays, reused by every step
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -152,21 +154,26 @@ class MemoryNetwork:
         )
 
     @checks.model_params
-    def forward(self, p, memories, questions, used, weights=None, scale=None):
+    def forward(self, p, memories, questions, used, weights=None, scale=None, work=None):
         """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
         for backward.
 
         ``used`` (N, M) is True where a slot holds a sentence; it is also Part I's ``keep``.
         Part V's changes: ``weights`` (K, N, M), each hop's weights replaced; ``scale`` (N, M),
-        each stored sentence multiplied by it.
+        each stored sentence multiplied by it.  ``work``: a
+        :class:`~attention_measured.workspace.Workspace` that receives the embedded memories, as
+        training passes one; the next pass with it overwrites them.
         """
         if scale is not None:
             memories = memories * checks.array(scale, "scale", shape=used.shape)[..., None]
         if weights is not None:
             weights = checks.array(weights, "weights", shape=(self.hops, *used.shape))
-        embedded = [
-            memories @ p["E"][k].T + p["T"][k] for k in range(self.hops + 1)
-        ]  # (N, M, d) each
+        embedded = []  # m_i or c_i = E_k x_i + T_k[i] for every hop k: (N, M, d) each
+        for k in range(self.hops + 1):
+            shape = memories.shape[:2] + (self.size,)
+            rows = buffer(work, f"m{k}", (shape[0] * shape[1], shape[2]))
+            embedded.append(np.matmul(as_rows(memories), p["E"][k].T, out=rows).reshape(shape))
+            embedded[-1] += p["T"][k]
         u = [questions @ p["E"][0].T]  # u_0: (N, d)
         hops = []
         for k in range(self.hops):
@@ -185,18 +192,24 @@ class MemoryNetwork:
         """
         memories, questions, used = data
         answers = np.asarray(answers)
-        logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
+        work = self.work
+        logits, weights, (u, embedded) = self.forward(p, memories, questions, used, work=work)
         n = len(answers)
         losses, g_logits = softmax_cross_entropy(logits, answers)
         loss = float(losses.mean())
         g_logits /= n
-        g_embedded = [np.zeros_like(e) for e in embedded]
+        g_embedded = [work(f"g_m{k}", e.shape) for k, e in enumerate(embedded)]
+        for g in g_embedded:
+            g.fill(0.0)
+        scratch = work("scratch", embedded[0].shape)
         g_u = g_logits @ p["W"]  # (N, d)
         for k in reversed(range(self.hops)):
             a = weights[k]
-            g_embedded[k + 1] += a[..., None] * g_u[:, None, :]  # u_{k+1} = u_k + Σ a c
+            # u_{k+1} = u_k + Σ a c
+            g_embedded[k + 1] += np.multiply(a[..., None], g_u[:, None, :], out=scratch)
             g_scores = softmax_backward(a, np.einsum("nmd,nd->nm", embedded[k + 1], g_u))
-            g_embedded[k] += g_scores[..., None] * u[k][:, None, :]  # scores = u_k · m
+            # scores = u_k · m
+            g_embedded[k] += np.multiply(g_scores[..., None], u[k][:, None, :], out=scratch)
             g_u = g_u + np.einsum("nm,nmd->nd", g_scores, embedded[k])
         g_E = np.array([np.einsum("nmd,nmv->dv", g, memories) for g in g_embedded])
         g_E[0] += g_u.T @ questions  # u_0 = E_0 q
