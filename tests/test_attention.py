@@ -348,6 +348,26 @@ def test_tiled_attention_refuses_bad_input(call, error, message):
         call(random((4, 3), 10))
 
 
+def test_what_the_forward_pass_keeps_gives_the_backward_pass_to_the_last_bit():
+    args = list(mha_setup(seed=7))
+    r = np.random.RandomState(8)
+    biases = [r.normal(size=6), r.normal(size=6), r.normal(size=4), r.normal(size=4)]
+    kept = {}
+    out, weights = attention.multi_head_attention(*args, heads=2, biases=biases, kept=kept)
+    assert set(kept) == {"q", "k", "v", "merged"}
+    np.testing.assert_array_equal(out, attention.multi_head_attention(*args, 2, biases=biases)[0])
+    direction = r.normal(size=out.shape)
+    again = attention.multi_head_attention_backward(*args, 2, weights, direction, biases=biases)
+    read = attention.multi_head_attention_backward(
+        *args, 2, weights, direction, biases=biases, kept=kept
+    )
+    assert set(read) == set(again)
+    for name in again:
+        np.testing.assert_array_equal(read[name], again[name], err_msg=name)
+    with pytest.raises(TypeError, match="kept must be a dict to fill"):
+        attention.multi_head_attention(*args, heads=2, kept=[])
+
+
 def test_multi_head_attention_names_the_argument_of_the_wrong_shape():
     rng = np.random.RandomState(0)
     x, W = rng.normal(size=(2, 3, 4)), [rng.normal(size=(4, 4)) for _ in range(4)]

@@ -321,7 +321,9 @@ def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
     return tuple(split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
 
 
-def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None):
+def multi_head_attention(
+    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None
+):
     """Multi-head attention with explicit projections (Part III, several heads).
 
     queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_q, W_k: (d_in,
@@ -329,8 +331,10 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
     True where a query may attend. The columns of each projection are split into ``heads``
     blocks; head h runs :func:`scaled_dot_product_attention` on its block, the heads' outputs
     are concatenated and multiplied by W_o.  ``biases``, optional, are (b_q, b_k, b_v, b_o),
-    added after each projection (Part IV's layers have them, as torch's do).  Returns
-    ``(output (..., n, d_out), weights (..., H, n, m))``.
+    added after each projection (Part IV's layers have them, as torch's do).  ``kept``, optional,
+    an empty dict that receives the heads' projected queries, keys and values and their outputs
+    before W_o, for :func:`multi_head_attention_backward` to read instead of computing them
+    again, as training does.  Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
@@ -341,15 +345,21 @@ def multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=Non
     q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     head_mask = None if mask is None else head_mask[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
-    output = _project(merge_heads(outputs), W_o)
+    merged = merge_heads(outputs)
+    if kept is not None:
+        if not isinstance(kept, dict):
+            raise TypeError(f"kept must be a dict to fill, or None; got {type(kept).__name__}")
+        kept.update(q=q, k=k, v=v, merged=merged)
+    output = _project(merged, W_o)
     return (output if biases is None else output + b[3]), weights
 
 
 def multi_head_attention_backward(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output, biases=None
+    queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output, biases=None, kept=None
 ):
     """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n,
-    d_out).
+    d_out); ``kept``: what the forward pass kept for it (its ``kept`` argument), or None to
+    compute it again.
 
     Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
     argument; weight gradients summed over the leading axes), and b_q, b_k, b_v, b_o when
@@ -369,8 +379,11 @@ def multi_head_attention_backward(
     grad_output = checks.array(
         grad_output, "grad_output", shape=batch + (n, W_o.shape[1]), copy=False
     )
-    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
-    merged = merge_heads(weights @ v)
+    if kept:
+        q, k, v, merged = (kept[name] for name in ("q", "k", "v", "merged"))
+    else:
+        q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
+        merged = merge_heads(weights @ v)
     grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o
     grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
         q, k, v, weights, split_heads(_project(grad_output, W_o.T), heads)

@@ -135,10 +135,11 @@ class HeadsReader:
     def _attention(self, p, inputs):
         h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
+        kept = {}  # the heads' projections, for the backward pass
         out, weights = multi_head_attention(
-            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept
         )
-        return h, queries, out, weights
+        return h, queries, out, weights, kept
 
     @checks.model_params
     def forward(self, p, inputs, keep=None, weights=None, scale=None):
@@ -150,7 +151,7 @@ class HeadsReader:
         the logit is computed head by head from :func:`head_parts`.
         """
         if keep is None and weights is None and scale is None:
-            _, _, out, own = self._attention(p, inputs)
+            _, _, out, own, _ = self._attention(p, inputs)
             return out[:, 0] @ p["readout"] + p["bias"], own[:, :, 0]
         inputs = checks.array(inputs, "inputs", ndim=3)
         n, steps = inputs.shape[:2]
@@ -166,12 +167,21 @@ class HeadsReader:
 
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
-        h, queries, out, weights = self._attention(p, inputs)
+        h, queries, out, weights, kept = self._attention(p, inputs)
         logit = out[:, 0] @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_out = g_logit[:, None, None] * p["readout"]
         g = multi_head_attention_backward(
-            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, weights, g_out
+            queries,
+            h,
+            p["W_q"],
+            p["W_k"],
+            p["W_v"],
+            p["W_o"],
+            self.heads,
+            weights,
+            g_out,
+            kept=kept,
         )
         grads = Params(
             E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
@@ -388,7 +398,10 @@ class OrderReader:
     def loss_and_grads(self, p, tokens, targets):
         tokens = self._check(tokens)
         h = p["E"][tokens] + self.encoding(p)
-        attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
+        kept = {}  # the head's projections, for the backward pass
+        attended, weights = multi_head_attention(
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept
+        )
         pooled = self._pool(h + attended)
         logit = pooled @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
@@ -399,7 +412,7 @@ class OrderReader:
             g_z = np.zeros_like(h)
             g_z[:, 0] = g_pooled
         g = multi_head_attention_backward(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept
         )
         g_h = g_z + g["grad_queries"] + g["grad_keys"]
         g_E = np.zeros_like(p["E"])

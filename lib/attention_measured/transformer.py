@@ -108,10 +108,13 @@ def _attention(p, prefix: str, x, memory, heads: int, mask):
     args = (W_q, W_k, W_v, W_out.T)
     biases = (b_in[:E], b_in[E : 2 * E], b_in[2 * E :], b_out)
     keys = x if memory is None else memory
-    out, weights = multi_head_attention(x, keys, *args, heads, mask=mask, biases=biases)
+    kept = {}  # the heads' projections, for the backward pass
+    out, weights = multi_head_attention(x, keys, *args, heads, mask, biases, kept)
 
     def back(grad_out):
-        g = multi_head_attention_backward(x, keys, *args, heads, weights, grad_out, biases=biases)
+        g = multi_head_attention_backward(
+            x, keys, *args, heads, weights, grad_out, biases=biases, kept=kept
+        )
         grads = {
             prefix + "in_proj_weight": np.concatenate([g["W_q"].T, g["W_k"].T, g["W_v"].T]),
             prefix + "in_proj_bias": np.concatenate([g["b_q"], g["b_k"], g["b_v"]]),
