@@ -38,6 +38,21 @@ def test_layer_norm_backward_matches_finite_differences():
     np.testing.assert_allclose(grad_x, numeric_gradient(loss, x), atol=1e-8)
 
 
+def test_the_forward_passs_parts_give_the_layer_norm_backward_to_the_last_bit():
+    rng = np.random.RandomState(3)
+    params, x = norm_params(5, 4), rng.normal(size=(3, 2, 5))
+    upstream = rng.normal(size=x.shape)
+    y, parts = transformer.layer_norm_and_parts(params, x)
+    np.testing.assert_array_equal(y, transformer.layer_norm(params, x))
+    again = transformer.layer_norm_backward(params, x, upstream)
+    read = transformer.layer_norm_backward(params, x, upstream, parts=parts)
+    for name in ("weight", "bias"):
+        np.testing.assert_array_equal(read[0][name], again[0][name])
+    np.testing.assert_array_equal(read[1], again[1])
+    with pytest.raises(ValueError, match="parts must be layer_norm_and_parts's"):
+        transformer.layer_norm_backward(params, x, upstream, parts=parts[:1])
+
+
 @pytest.mark.parametrize(
     "params, x, message",
     [

@@ -251,14 +251,16 @@ class Additive(Flavour):
 
     def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
-        hidden = np.tanh(
-            (s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :]
-        )
+        hidden = (s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :]
+        np.tanh(hidden, out=hidden)  # in place: the largest array of the flavour, made once
         return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
 
     def scores_backward(self, p, h, s, hidden, grad_scores):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
-        grad_pre = grad_scores[..., None] * p[self.key("v")] * (1 - hidden * hidden)  # (N, n, m, A)
+        # grad_pre = grad_scores v (1 - hidden²), (N, n, m, A), with one temporary of its size
+        grad_pre = np.multiply(hidden, hidden)
+        np.subtract(1, grad_pre, out=grad_pre)
+        grad_pre *= grad_scores[..., None] * p[self.key("v")]
         from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)  # (N, n, A), (N, m, A)
         grads = {
             self.key("W"): np.einsum("nia,nis->as", from_query, s),

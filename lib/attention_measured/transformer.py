@@ -59,22 +59,36 @@ def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
 
     params: ``weight`` and ``bias``, each (D,).  x: (..., D).  Returns (..., D).
     """
+    return layer_norm_and_parts(params, x, eps)[0]
+
+
+def layer_norm_and_parts(params, x, eps: float = EPS) -> tuple[np.ndarray, tuple]:
+    """(:func:`layer_norm`'s output (..., D), its parts (x̂ (..., D), 1/sqrt(var + eps) (..., 1)))
+    (Part IV): the parts are what :func:`layer_norm_backward` would compute again, so a
+    training pass keeps them for it."""
     weight, bias, x = _check_norm(params, x)
     eps = checks.real(eps, "eps", positive=True)
-    return _normalised(x, eps)[0] * weight + bias
+    parts = _normalised(x, eps)
+    return parts[0] * weight + bias, parts
 
 
-def layer_norm_backward(params, x, grad_output, eps: float = EPS) -> tuple[dict, np.ndarray]:
+def layer_norm_backward(
+    params, x, grad_output, eps: float = EPS, parts=None
+) -> tuple[dict, np.ndarray]:
     """Gradients of :func:`layer_norm` (Part IV): ({'weight', 'bias'}, grad_x (..., D)).
 
-    grad_output: (..., D), the gradient of the loss with respect to the output.
+    grad_output: (..., D), the gradient of the loss with respect to the output.  ``parts``: the
+    forward pass's, from :func:`layer_norm_and_parts`, or None to compute them again.
     """
     weight, _, x = _check_norm(params, x)
     eps = checks.real(eps, "eps", positive=True)
     grad_output = checks.array(grad_output, "grad_output", copy=False)
     if grad_output.shape != x.shape:
         raise ValueError(f"grad_output must be shaped like x {x.shape}, got {grad_output.shape}")
-    x_hat, inv_std = _normalised(x, eps)
+    if parts is not None and not checks.trusting():
+        if len(parts) != 2 or np.shape(parts[0]) != x.shape:
+            raise ValueError(f"parts must be layer_norm_and_parts's (x̂ {x.shape}, 1/std)")
+    x_hat, inv_std = _normalised(x, eps) if parts is None else parts
     rows = tuple(range(x.ndim - 1))  # every axis but the features
     grads = {"weight": (grad_output * x_hat).sum(axis=rows), "bias": grad_output.sum(axis=rows)}
     g = grad_output * weight  # the gradient with respect to x̂
@@ -161,24 +175,25 @@ def _residual(p, norm: str, x, inner, norm_first: bool):
         return {norm + "." + k: v for k, v in norm_grads.items()}
 
     if norm_first:
-        z = layer_norm(ln, x)
+        z, parts = layer_norm_and_parts(ln, x)
         out, inner_back = inner(z)
 
         def back(grad_y):
             grads, grad_z, grad_memory = inner_back(grad_y)
-            norm_grads, grad_x = layer_norm_backward(ln, x, grad_z)
+            norm_grads, grad_x = layer_norm_backward(ln, x, grad_z, parts=parts)
             return {**grads, **named(norm_grads)}, grad_y + grad_x, grad_memory
 
         return x + out, back
     out, inner_back = inner(x)
     total = x + out
+    y, parts = layer_norm_and_parts(ln, total)
 
     def back(grad_y):
-        norm_grads, grad_total = layer_norm_backward(ln, total, grad_y)
+        norm_grads, grad_total = layer_norm_backward(ln, total, grad_y, parts=parts)
         grads, grad_x, grad_memory = inner_back(grad_total)
         return {**grads, **named(norm_grads)}, grad_total + grad_x, grad_memory
 
-    return layer_norm(ln, total), back
+    return y, back
 
 
 ENCODER_NAMES = _attention_names("self_attn.") + (
@@ -793,11 +808,13 @@ def _final_norm(p, name: str, x):
     """The LayerNorm after the last layer: (output, back) with back(grad) -> (grads, grad_x)."""
     ln = {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
 
+    y, parts = layer_norm_and_parts(ln, x)
+
     def back(grad):
-        norm_grads, grad_x = layer_norm_backward(ln, x, grad)
+        norm_grads, grad_x = layer_norm_backward(ln, x, grad, parts=parts)
         return {f"{name}.{k}": v for k, v in norm_grads.items()}, grad_x
 
-    return layer_norm(ln, x), back
+    return y, back
 
 
 def _add(grads, new: dict, passed=None):
