@@ -211,7 +211,8 @@ class MemoryNetwork:
             # scores = u_k · m
             g_embedded[k] += np.multiply(g_scores[..., None], u[k][:, None, :], out=scratch)
             g_u = g_u + np.einsum("nm,nmd->nd", g_scores, embedded[k])
-        g_E = np.array([np.einsum("nmd,nmv->dv", g, memories) for g in g_embedded])
+        # E_k's gradient sums every story's and slot's outer product: one matrix product each
+        g_E = np.array([as_rows(g).T @ as_rows(memories) for g in g_embedded])
         g_E[0] += g_u.T @ questions  # u_0 = E_0 q
         return loss, Params(
             E=g_E, T=np.array([g.sum(axis=0) for g in g_embedded]), W=g_logits.T @ u[-1]
