@@ -6,6 +6,9 @@ READY  := $(VENV)/.requirements-installed
 # A second environment with only what a reader installs (the package and a kernel), as on Colab.
 READER := .venv-reader
 READER_READY := $(READER)/.requirements-installed
+# The package as the reader's environment last installed it, from these files.
+READER_PACKAGE := $(READER)/.package-installed
+PACKAGE_FILES := pyproject.toml $(shell find lib -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*')
 NOTEBOOKS := intro.ipynb $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
 # Trained models are kept here between runs, filed under the hash of the code and the arithmetic.
@@ -40,7 +43,11 @@ book: $(READY)
 	$(BIN)/jupyter-book build .
 	@echo "The book is in _build/html: open _build/html/index.html, or run 'make serve'."
 
-test: test-lib test-notebooks test-browser
+# On a first run the two environments install side by side (pip waits on the disk as much as on
+# a core), with the package in the reader's; then every check runs in turn.
+test:
+	@$(MAKE) --no-print-directory -j2 $(READY) $(READER_PACKAGE)
+	@$(MAKE) --no-print-directory test-lib test-notebooks test-browser
 
 # Lint and format checks, then pytest for the library (every backward pass by finite differences).
 test-lib: $(READY)
@@ -51,9 +58,7 @@ test-lib: $(READY)
 # nbval re-runs every notebook and compares its printed outputs with the stored ones. Each notebook
 # runs alone in an empty folder, in the reader's environment, with the package installed from this
 # checkout as pip installs it (never editable, so no `lib` folder is on the path).
-test-notebooks: $(READY) $(READER_READY)
-	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-	    -c _build/constraints.txt .
+test-notebooks: $(READY) $(READER_PACKAGE)
 	rm -rf _build/alone && $(BIN)/python tools/alone.py _build/alone $(NOTEBOOKS)
 	JUPYTER_PATH=$(CURDIR)/$(READER)/share/jupyter $(BIN)/python -m pytest -p no:cacheprovider -n 2 \
 	    --dist loadscope --nbval --nbval-kernel-name attention-measured-reader \
@@ -79,6 +84,13 @@ test-build: $(READY)
 # when this machine has none (tools/browser.py says how).
 test-browser: test-build
 	CHROMIUM="$$($(BIN)/python tools/browser.py)" $(BIN)/python -m pytest -n 2 tests/browser
+
+# The package installed into the reader's environment as pip installs it, again whenever a file of
+# it changes.
+$(READER_PACKAGE): $(READER_READY) $(PACKAGE_FILES)
+	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+	    -c _build/constraints.txt .
+	@touch $@
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
