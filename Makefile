@@ -6,9 +6,14 @@ READY  := $(VENV)/.requirements-installed
 # A second environment with only what a reader installs (the package and a kernel), as on Colab.
 READER := .venv-reader
 READER_READY := $(READER)/.requirements-installed
-# The package as the reader's environment last installed it, from these files.
+# The package as the reader's environment last installed it, from these files. Their list is kept
+# in _build/package-files.txt, rewritten only when it changes, so that a module added to lib or
+# deleted from it reinstalls the package too (Python's __pycache__ folders do not count).
 READER_PACKAGE := $(READER)/.package-installed
-PACKAGE_FILES := pyproject.toml $(shell find lib -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*')
+PACKAGE_LIST := $(sort $(shell find lib -type f -not -path '*/__pycache__/*' -not -path '*.egg-info/*'))
+$(shell mkdir -p _build && echo '$(PACKAGE_LIST)' | cmp -s - _build/package-files.txt \
+    || echo '$(PACKAGE_LIST)' > _build/package-files.txt)
+PACKAGE_FILES := pyproject.toml $(PACKAGE_LIST) _build/package-files.txt
 NOTEBOOKS := intro.ipynb $(sort $(wildcard chapters/*/*.ipynb))
 PORT   ?= 8000
 # Trained models are kept here between runs, filed under the hash of the code and the arithmetic.
