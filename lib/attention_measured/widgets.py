@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -136,14 +137,24 @@ def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> tuple[str, float]:
     """(the figure, redrawn ``width`` inches wide at its own height, as a PNG data URI reduced to
     a 64-colour palette (about a third of the bytes); the height of its smallest text in the
     PNG's pixels)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
     fig.set_size_inches(width, fig.get_figheight())
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
+    fig.set_dpi(dpi)
+    for part in ("facecolor", "edgecolor"):  # the colours savefig would paint it in
+        colour = matplotlib.rcParams[f"savefig.{part}"]
+        if colour != "auto":
+            getattr(fig, f"set_{part}")(colour)
+    # one drawing, its layout included, read straight from the canvas: savefig would lay the
+    # figure out in a drawing of its own first, then encode a PNG that is decoded again here
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    size = canvas.get_width_height()
+    image = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     text_px = phone_figures.smallest_text_px(fig, dpi, drawn=True)
     plt.close(fig)
-    image = Image.open(buffer).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    image = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     small = io.BytesIO()
     image.save(small, format="PNG", optimize=True)
     return "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii"), text_px
