@@ -106,6 +106,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_taxonomy.py
 	$(BIN)/python bench/bench_seq2seq.py
 	$(BIN)/python bench/bench_explanations.py
+	$(BIN)/python bench/bench_twins.py
 	$(BIN)/python bench/bench_torch.py
 
 serve:
