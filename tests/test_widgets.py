@@ -183,3 +183,70 @@ def test_a_twin_records_the_smallest_text_of_all_its_frames():
     html = widgets.static_twin("sizes", controls, render, lambda size: "", alt="t", dpi=72).data
     # the frame shown first has 12-point text; the other frame's 6 points are the smallest
     assert 'data-text-px="6.0"' in html
+
+
+def bars(a):
+    return tiny_render(a, 1)
+
+
+def words(a):
+    return f"a={a}"
+
+
+def test_a_frame_is_the_picture_savefig_draws():
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    # a figure colour savefig paints over, as the book's style has it
+    with plt.rc_context({"figure.facecolor": "#dddddd", "savefig.facecolor": "white"}):
+        fig = tiny_render(1, 2)
+        fig.set_size_inches(widgets.FRAME_WIDTH, fig.get_figheight())
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=widgets.FRAME_DPI)
+        plt.close(fig)
+        frame, _ = widgets._png(tiny_render(1, 2), widgets.FRAME_DPI)
+    saved = Image.open(buffer).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+    drawn = Image.open(io.BytesIO(base64.b64decode(frame.split(",", 1)[1])))
+    assert drawn.size == saved.size
+    assert np.array_equal(np.asarray(drawn.convert("RGB")), np.asarray(saved.convert("RGB")))
+
+
+def test_a_twin_of_the_books_functions_is_drawn_once_and_any_other_every_time(monkeypatch):
+    monkeypatch.delenv("ATTENTION_MEASURED_CACHE", raising=False)  # memory only
+    for function in (bars, words):  # as if they were an explorer's, in the package
+        monkeypatch.setattr(function, "__module__", "attention_measured.widgets")
+        monkeypatch.setattr(widgets, function.__name__, function, raising=False)
+    widgets._twin_html.forget()
+    drawn = []
+    png = widgets._png
+    monkeypatch.setattr(widgets, "_png", lambda fig, dpi: drawn.append(dpi) or png(fig, dpi))
+    controls = {"a": widgets.Control("a", [1, 2])}
+
+    first = widgets.static_twin("tiny", controls, bars, words, alt="bars").data
+    assert len(drawn) == 2
+    assert widgets.static_twin("tiny", controls, bars, words, alt="bars").data == first
+    assert len(drawn) == 2  # remembered
+    widgets.static_twin("tiny", controls, bars, words, alt="other bars")
+    assert len(drawn) == 4  # another call
+    with plt.rc_context({"font.size": 5}):
+        widgets.static_twin("tiny", controls, bars, words, alt="bars")
+    assert len(drawn) == 6  # another style
+    for _ in range(2):
+        widgets.static_twin("tiny", controls, bars, lambda a: "mine", alt="bars")
+    assert len(drawn) == 10  # a reader's function is drawn every time
+
+
+def test_only_the_books_own_functions_are_remembered():
+    from attention_measured import taxonomy_explorers
+
+    assert widgets._of_the_book(taxonomy_explorers._render_one_seed)
+    assert not widgets._of_the_book(tiny_render)  # a module outside the package
+    assert not widgets._of_the_book(lambda a: a)
+
+    def local(a):
+        return a
+
+    assert not widgets._of_the_book(local)

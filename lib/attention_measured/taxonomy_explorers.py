@@ -75,16 +75,19 @@ def describe_flavour(flavour: str, seeds=(0, 1), example: int = taxonomy.FLAVOUR
     return "\n".join(lines)
 
 
+def _render_one_seed(flavour: str, seed: int):
+    """:func:`render_flavour` at one seed: the frame of :func:`pick_a_flavour`."""
+    return render_flavour(flavour, (seed,))
+
+
+def _describe_one_seed(flavour: str, seed: int) -> str:
+    """:func:`describe_flavour` at one seed: the numbers of :func:`pick_a_flavour`."""
+    return describe_flavour(flavour, (seed,))
+
+
 def pick_a_flavour(static: bool = False):
     """Any flavour of section 4 and a seed: its weights and removal effects on one held-out
     example."""
-
-    def render(flavour, seed):
-        return render_flavour(flavour, (seed,))
-
-    def describe(flavour, seed):
-        return describe_flavour(flavour, (seed,))
-
     controls = {
         "flavour": Control("flavour", taxonomy.SIDE_BY_SIDE, "feed-forward"),
         "seed": Control("seed", range(2**31), twin=TWIN_FLAVOUR_SEEDS),
@@ -92,8 +95,8 @@ def pick_a_flavour(static: bool = False):
     return explorer(
         "pick-a-flavour",
         controls,
-        render,
-        describe,
+        _render_one_seed,
+        _describe_one_seed,
         static=static,
         alt="Three bar charts for held-out example 0: its readings with the marked step "
         "highlighted, the chosen flavour's attention weights, and each step's removal effect.",

@@ -22,14 +22,17 @@ This module knows nothing of attention: each Part's explorers
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import inspect
 import io
 import itertools
 import json
+import pickle
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import matplotlib
@@ -37,6 +40,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import phone_figures
+from .cache import remembered
 
 if TYPE_CHECKING:
     import IPython.display
@@ -176,6 +180,11 @@ def static_twin(
     phone (:data:`FRAME_WIDTH`): a render function should stack its panels, not set them side by
     side.  The image records the smallest text of all its frames, in their pixels, as
     ``data-text-px``: the browser tests require 8 CSS px of it on a 390 px phone.
+
+    Where ``render`` and ``describe`` are functions of this package (each explorer's), the HTML
+    is remembered as a trained model is (:func:`~attention_measured.cache.remembered`): filed
+    under their modules' code, and also under matplotlib's and Pillow's versions, the style in
+    force and the package's stored data.  Any other functions are drawn on every call.
     """
     from IPython.display import HTML
 
@@ -186,6 +195,43 @@ def static_twin(
         raise TypeError(f"alt must be the text that describes the figure, got {type(alt).__name__}")
     if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or not 50 <= dpi <= 600:
         raise ValueError(f"dpi must be a whole number of dots per inch from 50 to 600, got {dpi!r}")
+    drawing = _drawing()
+    if _of_the_book(render) and _of_the_book(describe):  # remembered, filed under their code
+        return HTML(_twin_html(name, controls, render, describe, alt, dpi, drawing))
+    # a reader's own functions: drawn every time, since their code can change under one name
+    return HTML(_twin_html.uncached(name, controls, render, describe, alt, dpi, drawing))
+
+
+def _of_the_book(function) -> bool:
+    """Whether ``function`` is a function of this package's modules, which the cache files a
+    result under (a lambda or a closure, a reader's function or a partial is not)."""
+    module = getattr(function, "__module__", None) or ""
+    qualname = getattr(function, "__qualname__", "")
+    if not module.startswith("attention_measured.") or "<" in qualname:
+        return False
+    try:
+        pickle.dumps(function)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _drawing() -> tuple:
+    """What a twin's frames depend on besides the code: matplotlib's and Pillow's versions,
+    the style in force and the data files of the package (the stored sweeps a describe reads)."""
+    import PIL
+
+    style = hashlib.sha256(repr(sorted(matplotlib.rcParams.items())).encode()).hexdigest()
+    data = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.json")):
+        data.update(path.name.encode() + b"\0" + path.read_bytes())
+    return matplotlib.__version__, PIL.__version__, style, data.hexdigest()
+
+
+@remembered
+def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
+    """The HTML of :func:`static_twin`, its arguments checked; ``drawing`` (:func:`_drawing`)
+    is part of the call only so that a new matplotlib, style or stored sweep draws afresh."""
     keys = list(controls)
     shown = {k: controls[k].shown for k in keys}
     frames, texts, text_px = [], [], []
@@ -210,7 +256,7 @@ def static_twin(
     box = "border:1px solid #ccc;padding:0.6em;background:#fff;color:#222"
     numbers = "background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre;overflow-x:auto"
     figure = f"display:block;width:100%;max-width:{round(FRAME_WIDTH * dpi)}px;height:auto"
-    return HTML(f"""<div class="static-twin" id="twin-{name}" style="{box}">
+    return f"""<div class="static-twin" id="twin-{name}" style="{box}">
 <div class="twin-controls">{sliders}</div>
 <img class="twin-figure" alt="{html.escape(alt)}" style="{figure}" src="{frames[first]}"
  data-text-px="{round(min(text_px), 2)}">
@@ -234,7 +280,7 @@ def static_twin(
   show();
 }})();
 </script>
-</div>""")
+</div>"""
 
 
 def _check_parts(controls, render, describe) -> None:
