@@ -195,11 +195,10 @@ def static_twin(
         raise TypeError(f"alt must be the text that describes the figure, got {type(alt).__name__}")
     if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or not 50 <= dpi <= 600:
         raise ValueError(f"dpi must be a whole number of dots per inch from 50 to 600, got {dpi!r}")
-    drawing = _drawing()
     if _of_the_book(render) and _of_the_book(describe):  # remembered, filed under their code
-        return HTML(_twin_html(name, controls, render, describe, alt, dpi, drawing))
+        return HTML(_twin_html(name, controls, render, describe, alt, dpi, _drawing()))
     # a reader's own functions: drawn every time, since their code can change under one name
-    return HTML(_twin_html.uncached(name, controls, render, describe, alt, dpi, drawing))
+    return HTML(_twin_html.uncached(name, controls, render, describe, alt, dpi, drawing=None))
 
 
 def _of_the_book(function) -> bool:
@@ -230,8 +229,9 @@ def _drawing() -> tuple:
 
 @remembered
 def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
-    """The HTML of :func:`static_twin`, its arguments checked; ``drawing`` (:func:`_drawing`)
-    is part of the call only so that a new matplotlib, style or stored sweep draws afresh."""
+    """The HTML of :func:`static_twin`, its arguments checked; ``drawing`` (:func:`_drawing`, or
+    None when nothing is remembered) is part of the call only so that a new matplotlib, style or
+    stored sweep draws afresh."""
     keys = list(controls)
     shown = {k: controls[k].shown for k in keys}
     frames, texts, text_px = [], [], []
