@@ -28,8 +28,12 @@ ZEN     := OPENBLAS_CORETYPE=Zen NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX
 .PHONY: book test test-lib test-notebooks test-cpus test-nudged test-build test-browser bench serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change. --no-compile:
-# Python compiles a module when it is first imported, so pip need not compile every file of every
-# package in advance (the install takes 25 s instead of 41 here).
+# Python compiles a module when it is first imported and keeps its bytecode, so pip need not
+# compile every file of every package in advance (the install takes 25 s instead of 41 here).
+# That keeping is why PYTHONDONTWRITEBYTECODE, which many containers set, is unset for every
+# command here: with it, each process compiles again every module it imports (matplotlib's pyplot
+# takes 1.5 s to import instead of 0.4, in each of nbval's 28 kernels).
+unexport PYTHONDONTWRITEBYTECODE
 $(READY): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements.txt
