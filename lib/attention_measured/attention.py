@@ -91,10 +91,9 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     top = np.where(np.isfinite(top), top, 0.0)
     exp = np.subtract(scores, top, out=scores)  # scores is np.where's own array by now
     np.exp(exp, out=exp)
-    total = row_sums(exp, axis)
-    return np.divide(
-        exp, total, out=exp, where=total > 0
-    )  # rows with no allowed step stay all zeros
+    # a row with an allowed step sums to at least 1, its largest term being exp(0); a row with
+    # none sums to 0, which becomes 1, so that its zeros stay zeros (without a masked divide)
+    return np.divide(exp, np.maximum(row_sums(exp, axis), 1.0), out=exp)
 
 
 def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -441,7 +441,7 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     g_keys = g_s.swapaxes(1, 2) @ fwd.queries
     g_keys /= np.sqrt(WIDTH)
     grads = Params({name: None for name in params})  # the same names, in the same order
-    grads.E, grads.W_O = np.zeros_like(params.E), g_W_O
+    grads.W_O = g_W_O
     # Q = m W_Q or P W_Q: every sentence's query at position i comes from the same vector
     kind = query_kind(params)
     if kind == "mask":
@@ -471,9 +471,12 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     for name, g_w in zip(names, _pieces(x_real.T @ g_projected)):
         grads[name] = g_w
     g_x = g_projected @ joined.T  # (N, d)
-    # X = E[ids]: a token that occurs twice adds both positions' gradients into its one row
-    # (np.add.at on the flattened table, one slot per number, is the fast form of this scatter-add)
-    np.add.at(grads.E.reshape(-1), batch.embedding_slots, g_x.ravel())
+    # X = E[ids]: a token that occurs twice adds both positions' gradients into its one row.
+    # np.bincount does this scatter-add on the flattened table, one slot per number, adding in
+    # order from zero as np.add.at into zeros would, to the same bits
+    grads.E = np.bincount(
+        batch.embedding_slots, weights=g_x.ravel(), minlength=params.E.size
+    ).reshape(params.E.shape)
     return grads
 
 
