@@ -69,11 +69,12 @@ test-lib: $(READY)
 
 # nbval re-runs every notebook and compares its printed outputs with the stored ones. Each notebook
 # runs alone in an empty folder, in the reader's environment, with the package installed from this
-# checkout as pip installs it (never editable, so no `lib` folder is on the path).
+# checkout as pip installs it (never editable, so no `lib` folder is on the path). A kernel that dies
+# while starting is started again, with what it printed shown (tools/nbval_kernel.py).
 test-notebooks: $(READY) $(READER_PACKAGE)
 	rm -rf _build/alone && $(BIN)/python tools/alone.py _build/alone $(NOTEBOOKS)
 	JUPYTER_PATH=$(CURDIR)/$(READER)/share/jupyter $(BIN)/python -m pytest -p no:cacheprovider -n 2 \
-	    --dist loadscope --nbval --nbval-kernel-name attention-measured-reader \
+	    --dist loadscope -p tools.nbval_kernel --nbval --nbval-kernel-name attention-measured-reader \
 	    --nbval-sanitize-with nbval_sanitize.cfg _build/alone
 
 # The same check on two other processors' arithmetic (a job of its own in the GitHub workflow).
