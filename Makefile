@@ -109,6 +109,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py
 	$(BIN)/python bench/bench_udhr.py
 	$(BIN)/python bench/bench_taxonomy.py
+	$(BIN)/python bench/bench_allocator.py
 	$(BIN)/python bench/bench_seq2seq.py
 	$(BIN)/python bench/bench_explanations.py
 	$(BIN)/python bench/bench_twins.py

@@ -1,0 +1,86 @@
+"""Freed memory kept for the next step, against glibc's own thresholds, side by side.
+
+Importing the package calls `workspace.keep_freed_memory`, which sets glibc's two allocator
+thresholds once; `ATTENTION_MEASURED_KEEP_FREED_MEMORY=0` leaves glibc's own moving thresholds in
+place.  The setting lasts as long as the process, so each training runs twice in a fresh process
+of its own, once each way, as a reader's first run does: each time is that process's first
+training, with its seconds in the kernel (page faults) beside it.  The two results must agree to
+the last bit, which the benchmark checks; the ratio is printed, never asserted.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+from attention_measured import workspace
+
+# name: the code that trains it; with no ATTENTION_MEASURED_CACHE, a fresh process computes each
+TRAININGS = {
+    "Part III, one and two heads": (
+        "from attention_measured import selfattention as s\n"
+        "runs = [s.heads_run(h, 0) for h in (1, 2)]"
+    ),
+    "Part III, order, learned positions": (
+        "from attention_measured import selfattention as s\nruns = [s.order_run('learned', 0)]"
+    ),
+    "Part III, additive reader on Part I's task": (
+        "from attention_measured import taxonomy as t\nruns = [t.lesson_run('additive', 0)]"
+    ),
+    "Part IV, Transformer (300 batches)": (
+        "from attention_measured import comparison as c\nruns = [c.run('Transformer', 0)]"
+    ),
+    "Part IV, Bahdanau (300 batches)": (
+        "from attention_measured import comparison as c\nruns = [c.run('Bahdanau', 0)]"
+    ),
+}
+
+CHILD = """
+import hashlib, json, resource, time
+import numpy as np
+start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+{code}
+after = resource.getrusage(resource.RUSAGE_SELF)
+digest = hashlib.sha256()
+for run in runs:
+    for array in [*run.params.values(), run.curve]:
+        digest.update(np.ascontiguousarray(array, dtype=float).tobytes())
+kernel, faults = after.ru_stime - before.ru_stime, after.ru_minflt - before.ru_minflt
+seconds, bits = time.perf_counter() - start, digest.hexdigest()
+print(json.dumps({{"seconds": seconds, "kernel": kernel, "faults": faults, "bits": bits}}))
+"""
+
+
+def _child(code: str, keep: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != workspace.SWITCH}
+    env.pop("ATTENTION_MEASURED_CACHE", None)  # nothing read from or written to disk
+    if not keep:
+        env[workspace.SWITCH] = "0"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.format(code=code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    print("Freed memory kept (workspace.keep_freed_memory) against glibc's own thresholds")
+    print("  each training alone in a fresh process; seconds (of which in the kernel), faults")
+    if not workspace.keep_freed_memory():
+        print("  skipped: this process's allocator is not glibc, or its thresholds are set")
+        return
+    for name, code in TRAININGS.items():
+        own, kept = _child(code, keep=False), _child(code, keep=True)
+        same = "same bits" if own["bits"] == kept["bits"] else "DIFFERENT BITS"
+        print(
+            f"  {name:<44} glibc's own {own['seconds']:5.2f} s ({own['kernel']:4.2f}), "
+            f"{own['faults']:>8} faults; kept {kept['seconds']:5.2f} s ({kept['kernel']:4.2f}), "
+            f"{kept['faults']:>6} faults: {own['seconds'] / kept['seconds']:.1f}x, {same}"
+        )
+
+
+if __name__ == "__main__":
+    main()
