@@ -40,7 +40,10 @@ try:
     import torch.nn.functional as F
     from torch import nn
 except ImportError:
-    print("torch peer: skipped (torch is not installed; pip install torch to compare)")
+    print(
+        "torch peer: skipped (torch is not installed; the CPU build is enough: pip install torch "
+        "--index-url https://download.pytorch.org/whl/cpu)"
+    )
     sys.exit(0)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

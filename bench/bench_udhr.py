@@ -12,7 +12,8 @@ a fresh process glibc hands memory of that size back to the kernel as soon as it
 pays page faults to get it again, until a larger array (a few MB) has been freed and glibc
 raises its thresholds.  The head's step now writes its largest arrays into a
 `workspace.Workspace` allocated once, so the fresh process and the process after a 4 MB free
-should time alike.
+should time alike; importing the package also sets glibc's thresholds itself
+(`workspace.keep_freed_memory`, timed on its own by `bench_allocator.py`).
 """
 
 import contextlib
