@@ -28,9 +28,6 @@ def start_new_kernel(*args, **kwargs):
     given = kwargs.pop("stderr", None)  # nbval's /dev/null, replaced by a file per attempt
     if given is not None:
         given.close()
-    given = kwargs.pop("stderr", None)  # nbval's /dev/null, replaced by a file per attempt
-    if given is not None:
-        given.close()
     failures = []
     for attempt in range(1, ATTEMPTS + 1):
         with tempfile.TemporaryFile() as stderr:
