@@ -156,8 +156,8 @@ def test_one_thread_limits_blas_inside_and_restores_it_after():
 
 # a child process imports the package, then takes 21 steps that each make five arrays of 256 KB
 # to 1 MB together (below 2 MB, so no huge page serves them) and free them, as a full-batch
-# training step does; it prints the page faults
-# of the last 20 steps, and what keep_freed_memory answered
+# training step does; it prints the page faults of the last 20 steps, and what
+# keep_freed_memory answered
 _REUSE = """
 import resource, numpy as np, attention_measured
 from attention_measured import workspace
