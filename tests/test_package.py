@@ -187,10 +187,7 @@ def _reuse(**environment) -> tuple[int, bool]:
     return int(printed[0]), printed[1] == "True"
 
 
-@pytest.mark.skipif(
-    not (hasattr(os, "confstr") and "glibc" in (os.confstr("CS_GNU_LIBC_VERSION") or "")),
-    reason="the setting is glibc's",
-)
+@pytest.mark.skipif(not workspace.on_glibc(), reason="the setting is glibc's")
 def test_importing_the_package_keeps_freed_memory_for_the_next_step_on_glibc():
     kept, done = _reuse()
     assert done and kept < 100, f"{kept} page faults in 20 steps that reuse 3.75 MB"

@@ -36,6 +36,14 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameters, from glib
 _GLIBC_OWN = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 
 
+def on_glibc() -> bool:
+    """Whether this process's C library is glibc (Linux's usual one; not macOS, Windows or musl)."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):  # no confstr, or no such name: not glibc
+        return False
+
+
 @functools.cache
 def keep_freed_memory() -> bool:
     """Ask glibc to keep the memory a training step frees for the next step; True if it did.
@@ -55,10 +63,7 @@ def keep_freed_memory() -> bool:
         "GLIBC_TUNABLES", ""
     ):
         return False
-    try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
-            return False
-    except (AttributeError, ValueError, OSError):  # no confstr, or no such name: not glibc
+    if not on_glibc():
         return False
     mallopt = ctypes.CDLL(None).mallopt  # the process's own C library
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
