@@ -46,6 +46,18 @@ def test_the_phone_drawing_raises_small_text_and_the_figure_is_restored(fig):
     assert (fig.get_size_inches() == size).all() and legend.get_fontsize() == 7
 
 
+def test_a_figure_is_drawn_five_times_for_its_two_drawings(fig, monkeypatch):
+    # twice for each tight PNG (one draw finds the box), once to fit the titles on a phone;
+    # every measure of text reads the drawing just made
+    draws = []
+    draw = matplotlib.figure.Figure.draw
+    monkeypatch.setattr(
+        matplotlib.figure.Figure, "draw", lambda f, r: draws.append(f) or draw(f, r)
+    )
+    phone_figures.drawings(fig, bbox_inches="tight")
+    assert len(draws) == 5
+
+
 def test_a_figure_without_text_has_no_smallest_text():
     fig = plt.figure(figsize=(2, 1))
     try:

@@ -139,12 +139,15 @@ def _boxes_fitted(fig: Figure) -> None:
         fig.set_size_inches(width, height * min(need, STRETCH))
 
 
-def _titles_fitted(fig: Figure) -> None:
+def _titles_fitted(fig: Figure) -> bool:
     """Rewrap each axes' titles that are wider than the axes (they would run into the next
-    panel's), word by word; twice, since a title of more lines changes the layout."""
+    panel's), word by word; again once, since a title of more lines changes the layout.
+    Returns whether the last drawing is of the figure as it now is (no title was rewrapped
+    after it)."""
     for _ in range(2):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
+        rewrapped = False
         for ax in fig.axes:
             if not ax.get_visible():
                 continue
@@ -152,6 +155,10 @@ def _titles_fitted(fig: Figure) -> None:
             for title in (ax.title, ax._left_title, ax._right_title):
                 if title.get_text() and _extent(title, renderer).width > room:
                     title.set_text(_fitted(title, title.get_text(), room, renderer))
+                    rewrapped = True
+        if not rewrapped:
+            return True
+    return False
 
 
 def _a_number(text: str) -> bool:
@@ -162,10 +169,12 @@ def _a_number(text: str) -> bool:
     return True
 
 
-def _ticks_thinned(fig: Figure) -> list[matplotlib.text.Text]:
+def _ticks_thinned(fig: Figure, drawn: bool = False) -> list[matplotlib.text.Text]:
     """Hide every second numeric x tick label of an axes whose labels run together (words are
-    never hidden); returns the labels hidden, for the caller to show again."""
-    fig.canvas.draw()
+    never hidden); returns the labels hidden, for the caller to show again.  ``drawn``: the
+    figure was just drawn as it is."""
+    if not drawn:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     hidden = []
     for ax in fig.axes:
@@ -188,14 +197,14 @@ def _ticks_thinned(fig: Figure) -> list[matplotlib.text.Text]:
 
 
 @contextlib.contextmanager
-def _for_a_phone(fig: Figure):
+def _for_a_phone(fig: Figure, drawn: bool = False):
     """The figure at most PHONE_WIDTH wide, its smaller text raised to PHONE_TEXT (a drawing's
     text scaled with it, no smaller than that), its long axis labels and titles wrapped onto
     lines of at most LINE characters, and its boxed labels kept inside their boxes; all
-    restored after.
+    restored after.  ``drawn``: the figure was just saved as it is (see _texts).
     """
     size = fig.get_size_inches().copy()
-    texts = _texts(fig)
+    texts = _texts(fig, drawn)
     sizes = [t.get_fontsize() for t in texts]
     strings = [t.get_text() for t in texts]
     labels = [
@@ -219,8 +228,7 @@ def _for_a_phone(fig: Figure):
     try:
         _boxes_fitted(fig)
         if not drawing:
-            _titles_fitted(fig)
-            hidden = _ticks_thinned(fig)
+            hidden = _ticks_thinned(fig, drawn=_titles_fitted(fig))
         yield
     finally:
         for label in hidden:
@@ -278,7 +286,8 @@ def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float]:
         width = phone.get_size_inches()[0]
         if width > PHONE_WIDTH + 1e-9:
             raise ValueError(f"a phone variant is {width} in wide: at most {PHONE_WIDTH}")
-        return _png(phone, **kwargs), smallest_text_px(phone)
+        png = _png(phone, **kwargs)
+        return png, smallest_text_px(phone, drawn=True)
     finally:
         plt.close(phone)
 
@@ -292,24 +301,28 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    # each measure of text reads the drawing just saved: every draw of a figure lays it out
+    # again, and a figure is drawn 5 times here instead of 10
     column = _png(fig, **kwargs)
+    column_px = smallest_text_px(fig, drawn=True)
     draw = getattr(fig, "_phone_variant", None)
     if draw is not None:
-        phone, text_px = _own_variant(draw, **kwargs)
+        phone, phone_px = _own_variant(draw, **kwargs)
     else:
         # a layout that collapses on the way (narrowed too far, say) warns; what counts is
         # the drawing served, and the warnings are the phone's, not the page's
-        with warnings.catch_warnings(record=True), _for_a_phone(fig):
+        with warnings.catch_warnings(record=True), _for_a_phone(fig, drawn=True):
             warnings.simplefilter("always")
-            (phone, collapsed), text_px = _narrow_enough(fig, **kwargs), smallest_text_px(fig)
+            phone, collapsed = _narrow_enough(fig, **kwargs)
+            phone_px = smallest_text_px(fig, drawn=True)
         if collapsed:
             # the layout gave up at a phone's width: serve the column's drawing, whose small
             # text the browser tests then report, rather than empty axes
-            phone, text_px = column, smallest_text_px(fig)
+            phone, phone_px = column, column_px
     return column, {
-        "text_px": round(smallest_text_px(fig), 2),
+        "text_px": round(column_px, 2),
         "phone": base64.b64encode(phone).decode("ascii"),
-        "phone_text_px": round(text_px, 2),
+        "phone_text_px": round(phone_px, 2),
     }
 
 
