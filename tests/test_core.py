@@ -354,6 +354,25 @@ def test_trained_remembers_and_hands_out_copies():
     assert run.model == "model" and run.params is by_hand and run.curve is first_curve
 
 
+class NoisyQuadratic(Quadratic):
+    """Quadratic with a target drawn afresh at each step: a model that draws while it trains."""
+
+    draws = True
+
+    def loss_and_grads(self, params, data, rng, baseline):
+        return super().loss_and_grads(params, data, rng.normal(size=2))
+
+
+def test_trained_draws_from_its_draws_seed_the_same_for_every_seed_by_default():
+    for seed, draws_seed in ((2, 0), (2, 5), (3, 0)):
+        by_hand = NoisyQuadratic().init(seed)
+        curve = training.fit(NoisyQuadratic(), by_hand, None, None, 4, 0.1, seed=draws_seed)
+        options = {"draws_seed": draws_seed} if draws_seed else {}
+        _, params, again = training.trained(NoisyQuadratic(), seed, None, None, 4, 0.1, **options)
+        np.testing.assert_array_equal(params.w, by_hand.w)
+        np.testing.assert_array_equal(again, curve)
+
+
 # ------------------------------------------------------------------ the oracles stay independent
 @pytest.mark.parametrize("oracle", ["lesson_oracle.py", "udhr_oracle.py"])
 def test_the_loop_oracles_share_no_code_with_the_library(oracle):

@@ -112,15 +112,25 @@ def _step(model, params, data, targets, draws, rng, baseline):
 
 @remembered
 def trained(
-    model, seed: int, data, targets, epochs: int, learning_rate: float, optimiser="adam"
+    model,
+    seed: int,
+    data,
+    targets,
+    epochs: int,
+    learning_rate: float,
+    optimiser="adam",
+    draws_seed: int = 0,
 ) -> Trained:
     """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: a
-    :class:`Trained`.
+    :class:`Trained`.  ``draws_seed`` seeds the draws of a model with ``draws = True``: by
+    default the same for every ``seed``, so that Part IV's translators see the same batches.
 
     Remembered: the same call returns a fresh copy of the same result.
     """
     if not callable(getattr(model, "init", None)):
         raise TypeError(f"model must have an init method, got {type(model).__name__}")
     params = model.init(checks.seed(seed))
-    curve = fit(model, params, data, targets, epochs, learning_rate, optimiser=optimiser)
+    curve = fit(
+        model, params, data, targets, epochs, learning_rate, seed=draws_seed, optimiser=optimiser
+    )
     return Trained(model, params, curve)
