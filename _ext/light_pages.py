@@ -16,11 +16,19 @@
   for every page; a page that uses none of its ``sd-`` classes does without them.
 - **Figures as WebP.**  A figure in ``_images`` is re-encoded as lossless WebP where that
   saves a tenth or more of its bytes, and the pages point to the WebP file.
+
+Encoding the book's 550 images takes 6 s of a build, so each WebP is kept beside the output
+folder (``_build/webp``), under the hash of its PNG and of the Pillow that encoded it: a
+build encodes only the images that changed, and removes the WebPs no build has used for a
+week.
 """
 
 import base64
+import hashlib
 import io
+import os
 import re
+import time
 from pathlib import Path
 
 DATA = re.compile(r'<script type="application/json" class="twin-data">.*?</script>', re.S)
@@ -35,17 +43,45 @@ DESIGN = ("sphinx-design.min.css", "design-tabs.js")
 FIGURE = re.compile(r'((?:src|srcset)="(?:\.\./)*_images/[^"/]+)\.png"')
 
 
-def _as_webp(png: bytes, keep: float) -> bytes | None:
+class _Encoded:
+    """The WebPs of one build, read from the folder of kept ones or encoded and kept there."""
+
+    KEPT_FOR = 7 * 24 * 3600  # seconds a WebP stays unused before it is removed
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def webp(self, png: bytes) -> bytes:
+        from PIL import Image, __version__
+
+        name = hashlib.sha256(__version__.encode() + b"\0" + png).hexdigest() + ".webp"
+        kept = self.folder / name
+        if kept.is_file():
+            os.utime(kept)  # used today
+            return kept.read_bytes()
+        out = io.BytesIO()
+        Image.open(io.BytesIO(png)).save(out, format="WEBP", lossless=True, method=4)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(out.getvalue())
+        partial.replace(kept)  # a build stopped half-way leaves no half a file
+        return out.getvalue()
+
+    def forget_unused(self) -> None:
+        now = time.time()
+        for kept in self.folder.glob("*.webp"):
+            if now - kept.stat().st_mtime > self.KEPT_FOR:
+                kept.unlink(missing_ok=True)
+
+
+def _as_webp(png: bytes, keep: float, encoded: _Encoded) -> bytes | None:
     """The PNG as lossless WebP, or None where that is not below ``keep`` of its bytes."""
-    from PIL import Image
-
-    out = io.BytesIO()
-    Image.open(io.BytesIO(png)).save(out, format="WEBP", lossless=True, method=4)
-    return out.getvalue() if out.tell() < keep * len(png) else None
+    webp = encoded.webp(png)
+    return webp if len(webp) < keep * len(png) else None
 
 
-def _webp(match: re.Match) -> str:
-    webp = _as_webp(base64.b64decode(match.group(1)), keep=1.0)
+def _webp(match: re.Match, encoded: _Encoded) -> str:
+    webp = _as_webp(base64.b64decode(match.group(1)), 1.0, encoded)
     if webp is None:
         return match.group(0)
     return "data:image/webp;base64," + base64.b64encode(webp).decode("ascii")
@@ -55,7 +91,8 @@ def _lighten(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     search_as_you_type = (app.config.html_theme_options or {}).get("search_as_you_type")
-    webp = _figures_as_webp(Path(app.outdir))
+    encoded = _Encoded(Path(app.outdir).parent / "webp")
+    webp = _figures_as_webp(Path(app.outdir), encoded)
     for page in Path(app.outdir).rglob("*.html"):
         if "_static" in page.parts:
             continue
@@ -63,7 +100,9 @@ def _lighten(app, exception):
         new = text
         if 'class="static-twin"' in new:
             for part in (DATA, FIRST):
-                new = part.sub(lambda found: PNG.sub(_webp, found.group(0)), new)
+                new = part.sub(
+                    lambda found: PNG.sub(lambda png: _webp(png, encoded), found.group(0)), new
+                )
         if page.name != "search.html" and not search_as_you_type:
             new = SEARCH.sub("", new)
         new = FIGURE.sub(
@@ -72,6 +111,7 @@ def _lighten(app, exception):
         )
         if new != text:
             page.write_text(new, encoding="utf-8")
+    encoded.forget_unused()
 
 
 def _keep_what_the_page_uses(app, pagename, templatename, context, doctree):
@@ -87,11 +127,11 @@ def _keep_what_the_page_uses(app, pagename, templatename, context, doctree):
         context[key] = [asset for asset in context.get(key, []) if used(asset)]
 
 
-def _figures_as_webp(outdir: Path) -> set[str]:
+def _figures_as_webp(outdir: Path, encoded: _Encoded) -> set[str]:
     """Write a WebP beside each figure it makes 10% smaller; return their names, no suffix."""
     smaller = set()
     for png in (outdir / "_images").glob("*.png"):
-        webp = _as_webp(png.read_bytes(), keep=0.9)
+        webp = _as_webp(png.read_bytes(), 0.9, encoded)
         if webp is not None:
             png.with_suffix(".webp").write_bytes(webp)
             smaller.add(png.stem)
