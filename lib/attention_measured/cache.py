@@ -42,8 +42,10 @@ from .params import nudge
 ENVIRONMENT = "ATTENTION_MEASURED_CACHE"
 
 
-def _imports(module: str) -> set[str]:
-    """The modules of this package that ``module`` imports directly."""
+@functools.cache
+def _imports(module: str) -> frozenset[str]:
+    """The modules of this package that ``module`` imports directly (each module is parsed
+    once a process: a page's first remembered results would parse each dozens of times)."""
     tree = ast.parse((Path(__file__).parent / f"{module}.py").read_text())
     found = set()
     for node in ast.walk(tree):
@@ -51,7 +53,7 @@ def _imports(module: str) -> set[str]:
             found.update(a.name for a in node.names) if node.module is None else found.add(
                 node.module
             )
-    return found
+    return frozenset(found)
 
 
 def dependencies(module: str) -> set[str]:
