@@ -9,12 +9,16 @@ files and anchors that exist, fits the column (equations included) at 1280 px an
 390 px phone, and when every static twin changes its figure and its numbers as each slider
 moves by the keyboard.
 
+Each pytest-xdist worker loads its pages one after another in one tab: a new document each
+time, with the empty storage of a fresh profile and nothing cached.
+
 Chromium comes from Debian's `chromium` package (or $CHROMIUM); Playwright
 drives it and never downloads a browser of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import math
@@ -97,28 +101,54 @@ def browser():
         chromium.close()
 
 
-def open_page(browser, server, path, scheme="light", width=1280):
-    """Open one page offline; returns (page, outside_requests, console_errors)."""
-    page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
-    outside, errors = [], []
+@pytest.fixture(scope="session")
+def tab(browser, server):
+    """The worker's one browser tab, in which each test loads its page afresh.
 
-    def route(r):
-        url = r.request.url
-        if url.startswith(server) or url.startswith("data:"):
-            r.continue_()
-        else:
-            outside.append(url)
-            r.abort()
+    A new tab costs more than the page it shows (a new profile and a new renderer process), so
+    every test loads its page as a new document in this tab, with the empty storage of a fresh
+    profile (emptied before any of the page's scripts run).  Every request leaving the book is
+    recorded and blocked; routing keeps Chromium's cache off, so each load fetches all it needs,
+    as a cold load does."""
+    context = browser.new_context()
+    context.add_init_script(
+        "if (location.protocol === 'http:') { localStorage.clear(); sessionStorage.clear(); }"
+    )
+    page = context.new_page()
+    page.outside = []
 
-    page.route("**/*", route)
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(server + path, wait_until="load")  # every image and script, the book has no XHR
-    if 'http-equiv="refresh"' in (BUILD / path).read_text().lower():  # a redirect: to its target
-        page.wait_for_url(lambda url: not url.endswith(path))
-        page.wait_for_load_state("load")
-    page.evaluate("document.fonts.ready.then(() => true)")
-    return page, outside, errors
+    def outside(r):
+        page.outside.append(r.request.url)
+        r.abort()
+
+    # only what leaves the book comes here; the book's own files go on without a word to Python
+    page.route(re.compile(f"^(?!{re.escape(server)}|data:)"), outside)
+    yield page
+    context.close()
+
+
+@contextlib.contextmanager
+def open_page(tab, server, path, scheme="light", width=1280):
+    """Open one page offline in the tab; yields (page, outside_requests, console_errors)."""
+    tab.set_viewport_size({"width": width, "height": 900})
+    tab.emulate_media(color_scheme=scheme)
+    tab.outside, errors = [], []
+    on_console = lambda m: errors.append(m.text) if m.type == "error" else None
+    on_error = lambda e: errors.append(str(e))
+    tab.on("console", on_console)
+    tab.on("pageerror", on_error)
+    try:
+        tab.goto(server + path, wait_until="load")  # every image and script, the book has no XHR
+        if 'http-equiv="refresh"' in (BUILD / path).read_text().lower():  # a redirect: follow it
+            tab.wait_for_url(lambda url: not url.endswith(path))
+            tab.wait_for_load_state("load")
+        tab.evaluate("document.fonts.ready.then(() => true)")
+        yield tab, tab.outside, errors
+    finally:
+        # the page is left before the next test listens: what it logs as it goes is its own
+        tab.goto("about:blank")
+        tab.remove_listener("console", on_console)
+        tab.remove_listener("pageerror", on_error)
 
 
 # every file a page fetched, with its size as served (uncompressed)
@@ -156,9 +186,8 @@ def test_pages_were_found():
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page_loads_offline_without_errors(browser, server, path):
-    page, outside, errors = open_page(browser, server, path)
-    try:
+def test_page_loads_offline_without_errors(tab, server, path):
+    with open_page(tab, server, path) as (page, outside, errors):
         assert outside == [], f"requests outside the book's own files: {outside}"
         assert errors == [], f"console errors: {errors}"
         broken = page.eval_on_selector_all(
@@ -186,8 +215,6 @@ def test_page_loads_offline_without_errors(browser, server, path):
             f"{path} fetches {size / 1e6:.2f} MB cold (budget 1.5 MB); heaviest: {heaviest}"
         )
         assert serious_faults(page, path) == [], "accessibility faults (light theme, 1280 px)"
-    finally:
-        page.close()
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -253,10 +280,9 @@ SETTLED = "() => document.getAnimations().every(a => a.playState != 'running')"
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page_fits_a_phone_and_the_column_at_1280px(browser, server, path):
+def test_page_fits_a_phone_and_the_column_at_1280px(tab, server, path):
     # the dark theme, opened on a phone: axe-core's faults are those of a fresh page
-    page, _, errors = open_page(browser, server, path, scheme="dark", width=390)
-    try:
+    with open_page(tab, server, path, scheme="dark", width=390) as (page, _, errors):
         assert errors == [], f"console errors: {errors}"
         page.evaluate(OPEN_DROPDOWNS)
         # axe-core would measure a note's colours half-way through its fade
@@ -288,8 +314,6 @@ def test_page_fits_a_phone_and_the_column_at_1280px(browser, server, path):
             ".map(e => e.getAttribute('alt'))",
         )
         assert shrunk == [], f"figures shrunk so far that their text is below 9 points: {shrunk}"
-    finally:
-        page.close()
 
 
 TWIN_PAGES = [p for p in PAGES if 'class="static-twin"' in (BUILD / p).read_text()]
@@ -316,9 +340,8 @@ def test_every_twin_is_present():
 
 
 @pytest.mark.parametrize("path", TWIN_PAGES)
-def test_static_twins_change_with_their_sliders(browser, server, path):
-    page, outside, errors = open_page(browser, server, path)
-    try:
+def test_static_twins_change_with_their_sliders(tab, server, path):
+    with open_page(tab, server, path) as (page, outside, errors):
         twins = page.query_selector_all(".static-twin")
         assert twins
         for twin in twins:
@@ -339,5 +362,3 @@ def test_static_twins_change_with_their_sliders(browser, server, path):
                 )
                 assert twin.evaluate("t => t.querySelector('.twin-figure').naturalWidth > 0")
         assert outside == [] and errors == []
-    finally:
-        page.close()
