@@ -301,8 +301,8 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
-    # each measure of text reads the drawing just saved: every draw of a figure lays it out
-    # again, and a figure is drawn 5 times here instead of 10
+    # each measure of text reads the drawing just saved, since every draw lays the figure out
+    # again: 5 draws in all, twice for each tight PNG and once to fit the phone's titles
     column = _png(fig, **kwargs)
     column_px = smallest_text_px(fig, drawn=True)
     draw = getattr(fig, "_phone_variant", None)
