@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
+from .workspace import Workspace, buffer
 
 
 def _as_mask(mask, shape) -> np.ndarray | None:
@@ -54,13 +55,20 @@ def _infinite_share(scores: np.ndarray, top: np.ndarray) -> np.ndarray:
     return np.where(np.isposinf(top), np.where(np.isposinf(scores), 0.0, -np.inf), scores)
 
 
-def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) -> np.ndarray:
+def softmax(
+    scores: np.ndarray,
+    mask: np.ndarray | None = None,
+    axis: int = -1,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Weights that sum to one over ``axis`` (the last by default), computed stably (section 2).
 
     scores: (..., m).  mask: boolean, broadcastable to scores, True where a step may receive
     weight.  Returns weights of the broadcast shape; masked steps get exactly 0, and a row with
     no allowed step is all zeros.  A row whose allowed scores include +inf shares its weight
-    equally among those.
+    equally among those.  ``out``, optional: a float array of that shape to hold the weights,
+    which may be ``scores`` itself (a training step's scratch; see
+    :mod:`~attention_measured.workspace`).
     """
     trusted = checks.trusting()  # inside fit's loop: the first step checked what the rest get
     if not trusted:
@@ -75,15 +83,20 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
         if not trusted and np.isnan(top).any():  # a NaN in a row makes its maximum NaN
             raise ValueError("scores must not hold NaN")
         if np.isposinf(top).any():  # +inf entries share their row's weight equally
-            return softmax(_infinite_share(scores, top), axis=axis)
-        exp = scores - top
+            return softmax(_infinite_share(scores, top), axis=axis, out=out)
+        exp = np.subtract(scores, top, out=_weights_out(out, scores.shape))
         np.exp(exp, out=exp)  # in place: one temporary instead of three
         exp /= row_sums(exp, axis)
         return exp
     mask = _as_mask(mask, scores.shape)
     if not trusted and np.isnan(scores.max(axis=axis)).any():
         raise ValueError("scores must not hold NaN")
-    scores = np.where(mask, scores, -np.inf)
+    if out is None:
+        scores = np.where(mask, scores, -np.inf)
+    else:  # the same numbers, written into out (which may be scores itself)
+        np.copyto(_weights_out(out, mask.shape), scores)
+        np.copyto(out, -np.inf, where=~mask)
+        scores = out
     top = scores.max(axis=axis, keepdims=True)
     if np.isposinf(top).any():
         scores = _infinite_share(scores, top)
@@ -93,14 +106,26 @@ def softmax(scores: np.ndarray, mask: np.ndarray | None = None, axis: int = -1) 
     np.exp(exp, out=exp)
     # a row with an allowed step sums to at least 1, its largest term being exp(0); a row with
     # none sums to 0, which becomes 1, so that its zeros stay zeros (without a masked divide)
-    return np.divide(exp, np.maximum(row_sums(exp, axis), 1.0), out=exp)
+    return np.divide(exp, np.maximum(row_sums(exp, axis), 1.0), out=exp if out is None else out)
 
 
-def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = -1) -> np.ndarray:
+def _weights_out(out, shape) -> np.ndarray | None:
+    """``out`` checked to be a float array of ``shape`` (the weights' buffer), or None."""
+    if out is not None and not (
+        isinstance(out, np.ndarray) and out.shape == shape and out.dtype == float
+    ):
+        raise ValueError(f"out must be a float array of shape {shape}, got {out!r:.60}")
+    return out
+
+
+def softmax_backward(
+    weights: np.ndarray, grad_weights: np.ndarray, axis: int = -1, out: np.ndarray | None = None
+) -> np.ndarray:
     """Gradient with respect to the scores, given the gradient with respect to the weights.
 
     weights, grad_weights: (..., m), the softmax taken over ``axis``.  Returns w_i * (g_i -
-    sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.
+    sum_j w_j g_j).  Masked steps have w_i = 0 and so get 0.  ``out``, optional: a float array
+    of their shape to hold the result, which may be ``grad_weights`` itself.
     """
     if not checks.trusting():
         weights = checks.array(weights, "weights", copy=False)
@@ -110,7 +135,9 @@ def softmax_backward(weights: np.ndarray, grad_weights: np.ndarray, axis: int = 
     if axis not in (-1, weights.ndim - 1):  # the sum over ``axis``, moved last
         w, g = np.moveaxis(weights, axis, -1), np.moveaxis(grad_weights, axis, -1)
     inner = np.einsum("...j,...j->...", w, g)
-    grad_scores = grad_weights - np.expand_dims(inner, axis)  # inner = sum_j w_j g_j, without BLAS
+    grad_scores = np.subtract(  # inner = sum_j w_j g_j, without BLAS
+        grad_weights, np.expand_dims(inner, axis), out=_weights_out(out, np.shape(grad_weights))
+    )
     grad_scores *= weights
     return grad_scores
 
@@ -150,30 +177,45 @@ def _check_qkv(q, k, v):
     return q, k, v
 
 
-def scaled_dot_product_attention(q, k, v, mask=None):
+def _batch(*arrays) -> tuple:
+    """The leading axes that q, k and v (..., ·, ·) share once broadcast."""
+    return np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, work: Workspace | None = None):
     """Each query's weighted average of the values (section 2).
 
     q: (..., n, d) queries, k: (..., m, d) keys, v: (..., m, dv) values, mask: boolean
     broadcastable to (..., n, m), True where a query may attend. Returns ``(output, weights)``
     of shapes (..., n, dv) and (..., n, m), with weights = softmax(q kᵀ / sqrt(d)) and output =
-    weights v.
+    weights v.  ``work``: a :class:`~attention_measured.workspace.Workspace` whose buffers
+    receive both, as in training, or None for fresh arrays.
     """
     q, k, v = _check_qkv(q, k, v)
-    scores = q @ np.swapaxes(k, -1, -2)
+    batch, n, m = _batch(q, k, v), q.shape[-2], k.shape[-2]
+    shape = batch + (n, m)
+    if work is not None and mask is not None:  # a mask may add leading axes to the weights
+        shape = _as_mask(mask, shape).shape
+    into = buffer(work, "weights", shape)  # the scores, then the weights written over them
+    scores = np.matmul(q, np.swapaxes(k, -1, -2), out=into)
     scores /= np.sqrt(q.shape[-1])
-    weights = softmax(scores, mask)
-    return weights @ v, weights
+    weights = softmax(scores, mask, out=into)  # in place, with a workspace
+    output = buffer(work, "output", weights.shape[:-1] + v.shape[-1:])
+    return np.matmul(weights, v, out=output), weights
 
 
-def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
+def scaled_dot_product_attention_backward(
+    q, k, v, weights, grad_output, work: Workspace | None = None
+):
     """Gradients of :func:`scaled_dot_product_attention` (section 2).
 
     q, k, v, weights as in the forward pass (weights already carry the mask); grad_output: (...,
-    n, dv).  Returns (grad_q, grad_k, grad_v) shaped like q, k and v.  Each line undoes one
-    forward line, in reverse order.
+    n, dv).  Returns (grad_q, grad_k, grad_v) shaped like q, k and v (with their leading axes
+    broadcast).  Each line undoes one forward line, in reverse order.  ``work``: a workspace
+    whose buffers receive them, or None for fresh arrays.
     """
     q, k, v = _check_qkv(q, k, v)
-    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+    batch = _batch(q, k, v)
     weights = checks.array(weights, "weights", copy=False)
     if weights.shape != batch + (q.shape[-2], k.shape[-2]):
         raise ValueError(
@@ -187,11 +229,22 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
             f"got {grad_output.shape}"
         )
     scale = 1.0 / np.sqrt(q.shape[-1])
-    grad_v = np.swapaxes(weights, -1, -2) @ grad_output  # output = weights v
-    grad_weights = grad_output @ np.swapaxes(v, -1, -2)
-    grad_scores = softmax_backward(weights, grad_weights) * scale  # weights = softmax(scores)
-    grad_q = grad_scores @ k  # scores = q kᵀ * scale
-    grad_k = np.swapaxes(grad_scores, -1, -2) @ q
+    n, m = weights.shape[-2:]
+    out = {  # where each gradient goes: fresh arrays (None), or the workspace's buffers
+        name: buffer(work, name, batch + shape)
+        for name, shape in (
+            ("grad_v", (m, v.shape[-1])),
+            ("grad_scores", (n, m)),
+            ("grad_q", (n, q.shape[-1])),
+            ("grad_k", (m, k.shape[-1])),
+        )
+    }
+    grad_v = np.matmul(np.swapaxes(weights, -1, -2), grad_output, out=out["grad_v"])  # o = w v
+    grad_weights = np.matmul(grad_output, np.swapaxes(v, -1, -2), out=out["grad_scores"])
+    grad_scores = softmax_backward(weights, grad_weights, out=grad_weights)  # w = softmax(s)
+    grad_scores *= scale
+    grad_q = np.matmul(grad_scores, k, out=out["grad_q"])  # scores = q kᵀ * scale
+    grad_k = np.matmul(np.swapaxes(grad_scores, -1, -2), q, out=out["grad_k"])
     return grad_q, grad_k, grad_v
 
 
@@ -239,9 +292,13 @@ def as_rows(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1, x.shape[-1])
 
 
-def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """x @ W for x (..., d_in) and W (d_in, d_out), as one matrix product over all leading axes."""
-    return (as_rows(x) @ W).reshape(x.shape[:-1] + (W.shape[1],))
+def _project(x: np.ndarray, W: np.ndarray, work=None, name: str = "") -> np.ndarray:
+    """x @ W for x (..., d_in) and W (d_in, d_out), as one matrix product over all leading axes;
+    into ``work``'s buffer ``name`` when a workspace is given."""
+    shape = x.shape[:-1] + (W.shape[1],)
+    into = buffer(work, name, shape)
+    rows = np.matmul(as_rows(x), W, out=None if into is None else as_rows(into))
+    return rows.reshape(shape)
 
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
@@ -254,14 +311,19 @@ def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     return np.swapaxes(x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads)), -2, -3)
 
 
-def merge_heads(x: np.ndarray) -> np.ndarray:
+def merge_heads(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part III, several
-    heads)."""
+    heads).  ``out``, optional: a contiguous float array of that shape to write into."""
     x = checks.array(x, "x", finite=False, copy=False)
     if x.ndim < 3:
         raise ValueError(f"x must be (..., H, n, dh), got shape {x.shape}")
     x = np.swapaxes(x, -2, -3)
-    return x.reshape(x.shape[:-2] + (-1,))
+    if out is None:
+        return x.reshape(x.shape[:-2] + (-1,))
+    if out.shape != x.shape[:-2] + (x.shape[-2] * x.shape[-1],) or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a contiguous array of shape {x.shape[:-2] + (-1,)}")
+    np.copyto(out.reshape(x.shape), x)  # a view of out: the same numbers as the copy above
+    return out
 
 
 def _check_heads(W_q, W_k, W_v, W_o, heads):
@@ -314,14 +376,18 @@ def _check_queries_keys(queries, keys, W_q):
     return queries, keys
 
 
-def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
+def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases, work=None):
     """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
     pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
-    return tuple(split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
+    projected = (_project(x, W, work, name) for (x, W, _), name in zip(pairs, "qkv"))
+    return tuple(
+        split_heads(np.add(x, b, out=None if work is None else x), heads)
+        for x, (_, _, b) in zip(projected, pairs)
+    )
 
 
 def multi_head_attention(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None
+    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None, work=None
 ):
     """Multi-head attention with explicit projections (Part III, several heads).
 
@@ -333,7 +399,9 @@ def multi_head_attention(
     added after each projection (Part IV's layers have them, as torch's do).  ``kept``, optional,
     an empty dict that receives the heads' projected queries, keys and values and their outputs
     before W_o, for :func:`multi_head_attention_backward` to read instead of computing them
-    again, as training does.  Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
+    again, as training does.  ``work``: a :class:`~attention_measured.workspace.Workspace`,
+    one per layer, whose buffers receive these arrays in training, or None for fresh arrays.
+    Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
@@ -341,24 +409,39 @@ def multi_head_attention(
     head_mask = None if mask is None else checks.mask(mask, "mask")
     if head_mask is not None and head_mask.ndim < 2:
         raise ValueError(f"mask must be (..., n, m), True where a query may attend; got {mask!r}")
-    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
+    if kept is not None and not isinstance(kept, dict):
+        raise TypeError(f"kept must be a dict to fill, or None; got {type(kept).__name__}")
+    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b, work)
     head_mask = None if mask is None else head_mask[..., None, :, :]
-    outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
-    merged = merge_heads(outputs)
+    outputs, weights = scaled_dot_product_attention(q, k, v, head_mask, work)
+    shape = outputs.shape[:-3] + (outputs.shape[-2], W_v.shape[1])
+    merged = merge_heads(outputs, out=buffer(work, "merged", shape))
     if kept is not None:
-        if not isinstance(kept, dict):
-            raise TypeError(f"kept must be a dict to fill, or None; got {type(kept).__name__}")
         kept.update(q=q, k=k, v=v, merged=merged)
-    output = _project(merged, W_o)
-    return (output if biases is None else output + b[3]), weights
+    output = _project(merged, W_o, work, "projected")
+    if biases is None:
+        return output, weights
+    return np.add(output, b[3], out=None if work is None else output), weights
 
 
 def multi_head_attention_backward(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, weights, grad_output, biases=None, kept=None
+    queries,
+    keys,
+    W_q,
+    W_k,
+    W_v,
+    W_o,
+    heads: int,
+    weights,
+    grad_output,
+    biases=None,
+    kept=None,
+    work=None,
 ):
     """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n,
     d_out); ``kept``: what the forward pass kept for it (its ``kept`` argument), or None to
-    compute it again.
+    compute it again; ``work``: the layer's workspace, as for the forward pass.  Returned
+    arrays of the size of the inputs live in the workspace's buffers until the next step.
 
     Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
     argument; weight gradients summed over the leading axes), and b_q, b_k, b_v, b_o when
@@ -384,13 +467,22 @@ def multi_head_attention_backward(
         q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
         merged = merge_heads(weights @ v)
     grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o
+    grad_merged = _project(grad_output, W_o.T, work, "grad_merged")
     grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
-        q, k, v, weights, split_heads(_project(grad_output, W_o.T), heads)
+        q, k, v, weights, split_heads(grad_merged, heads), work
     )
-    grad_q, grad_k, grad_v = (merge_heads(g) for g in (grad_q, grad_k, grad_v))
+    grad_q, grad_k, grad_v = (
+        merge_heads(g, out=buffer(work, f"{name} merged", g.shape[:-3] + (g.shape[-2], width)))
+        for g, name, width in (
+            (grad_q, "grad_q", W_q.shape[1]),
+            (grad_k, "grad_k", W_k.shape[1]),
+            (grad_v, "grad_v", W_v.shape[1]),
+        )
+    )
+    grad_keys = _project(grad_k, W_k.T, work, "grad_keys")
     grads = {
-        "grad_queries": _project(grad_q, W_q.T),
-        "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),
+        "grad_queries": _project(grad_q, W_q.T, work, "grad_queries"),
+        "grad_keys": np.add(grad_keys, _project(grad_v, W_v.T, work, "grad_values"), out=grad_keys),
         "W_q": as_rows(queries).T @ as_rows(grad_q),
         "W_k": as_rows(keys).T @ as_rows(grad_k),
         "W_v": as_rows(keys).T @ as_rows(grad_v),

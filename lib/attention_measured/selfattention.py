@@ -27,6 +27,7 @@ from .data import Dataset
 from .losses import output_loss, sigmoid
 from .params import Params, initialiser
 from .training import Trained, trained
+from .workspace import Workspace, buffer, scratch
 
 
 # ------------------------------------------------------------------ section 5
@@ -121,6 +122,7 @@ class HeadsReader:
         )
         if self.size % self.heads:
             raise ValueError(f"size {self.size} does not split into {self.heads} heads")
+        self.work = Workspace()  # a training step's (N, T, d) arrays, reused (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -132,12 +134,13 @@ class HeadsReader:
             **_attention_and_readout(rng, d),
         )
 
-    def _attention(self, p, inputs):
-        h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
+    def _attention(self, p, inputs, work=None):
+        inputs = checks.array(inputs, "inputs", ndim=3, copy=False)
+        h = np.matmul(inputs, p["E"], out=buffer(work, "h", inputs.shape[:2] + (self.size,)))
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
         kept = {}  # the heads' projections, for the backward pass
         out, weights = multi_head_attention(
-            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept, work=work
         )
         return h, queries, out, weights, kept
 
@@ -167,7 +170,7 @@ class HeadsReader:
 
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
-        h, queries, out, weights, kept = self._attention(p, inputs)
+        h, queries, out, weights, kept = self._attention(p, inputs, self.work)
         logit = out[:, 0] @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_out = g_logit[:, None, None] * p["readout"]
@@ -182,6 +185,7 @@ class HeadsReader:
             weights,
             g_out,
             kept=kept,
+            work=self.work,
         )
         grads = Params(
             E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
@@ -358,6 +362,7 @@ class OrderReader:
             checks.integer(length, "length", 1),
         )
         self.size = checks.integer(size, "size", 1)
+        self.work = Workspace()  # a training step's (N, L, d) arrays, reused (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -396,25 +401,28 @@ class OrderReader:
 
     @checks.model_params
     def loss_and_grads(self, p, tokens, targets):
-        tokens = self._check(tokens)
-        h = p["E"][tokens] + self.encoding(p)
+        tokens, work = self._check(tokens), self.work  # work: this step's (N, L, d) buffers
+        h = np.take(p["E"], tokens, axis=0, out=buffer(work, "h", tokens.shape + (self.size,)))
+        h += self.encoding(p)
         kept = {}  # the head's projections, for the backward pass
         attended, weights = multi_head_attention(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept, work=work
         )
-        pooled = self._pool(h + attended)
+        pooled = self._pool(np.add(h, attended, out=buffer(work, "z", h.shape)))
         logit = pooled @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_pooled = g_logit[:, None] * p["readout"]
+        g_z = scratch(work, "g_z", h.shape)
         if self.pooling == "mean":
-            g_z = np.broadcast_to(g_pooled[:, None, :] / self.length, h.shape)
+            np.copyto(g_z, g_pooled[:, None, :] / self.length)  # the same for every step
         else:
-            g_z = np.zeros_like(h)
+            g_z.fill(0.0)
             g_z[:, 0] = g_pooled
         g = multi_head_attention_backward(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept, work=work
         )
-        g_h = g_z + g["grad_queries"] + g["grad_keys"]
+        g_h = np.add(g_z, g["grad_queries"], out=buffer(work, "g_h", h.shape))
+        g_h += g["grad_keys"]
         g_E = np.zeros_like(p["E"])
         np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
         grads = Params(

@@ -82,6 +82,7 @@ class Workspace:
 
     def __init__(self):
         self._buffers: dict[str, np.ndarray] = {}
+        self._parts: dict[str, Workspace] = {}
 
     def __call__(self, name: str, shape: tuple) -> np.ndarray:
         buffer = self._buffers.get(name)
@@ -102,8 +103,9 @@ class Workspace:
 
     @property
     def nbytes(self) -> int:
-        """The bytes its buffers hold."""
-        return sum(buffer.nbytes for buffer in self._buffers.values())
+        """The bytes its buffers hold, its parts' included."""
+        own = sum(buffer.nbytes for buffer in self._buffers.values())
+        return own + sum(part.nbytes for part in self._parts.values())
 
 
 def buffer(work: Workspace | None, name: str, shape: tuple) -> np.ndarray | None:
@@ -117,3 +119,26 @@ def buffer(work: Workspace | None, name: str, shape: tuple) -> np.ndarray | None
     if found is not None and found.shape == shape:  # every step after the first
         return found
     return work(name, tuple(int(n) for n in shape))
+
+
+def scratch(work: Workspace | None, name: str, shape: tuple) -> np.ndarray:
+    """``work``'s buffer ``name`` of ``shape``, or a fresh uninitialised array without a
+    workspace: for arrays a step fills piece by piece rather than through ``out=``."""
+    found = buffer(work, name, shape)
+    return np.empty(shape) if found is None else found
+
+
+def part(work: Workspace | None, name: str) -> Workspace | None:
+    """``work``'s part ``name``, a workspace of its own made at the first call, or None without a
+    workspace: one per layer of a model, so that layers calling the same function (and so
+    asking for the same buffer names) each keep their own buffers."""
+    if work is None:
+        return None
+    if not isinstance(work, Workspace):
+        raise TypeError(f"work must be a Workspace or None, got {type(work).__name__}")
+    found = work._parts.get(name)
+    if found is None:
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a part's name (str), got {name!r}")
+        found = work._parts[name] = Workspace()
+    return found
