@@ -459,6 +459,9 @@ def test_a_workspace_hands_out_one_buffer_per_name_and_shape():
     assert pickle.loads(pickle.dumps(work)).nbytes == 0  # scratch is never stored
     with pytest.raises(TypeError, match="work must be a Workspace or None"):
         buffer({}, "scores", (3, 4))
+    smaller = work("scores", (2, 4))  # a smaller shape is a view of the same memory
+    assert smaller.shape == (2, 4) and np.shares_memory(smaller, first)
+    assert work("scores", (5, 4)).shape == (5, 4) and work.nbytes == 5 * 4 * 8  # grown
     with pytest.raises(ValueError, match="shape must be a tuple of sizes"):
         work("scores", (3, -1))
     with pytest.raises(TypeError, match="name must be a buffer's name"):

@@ -4,7 +4,7 @@ as with fresh arrays, and its second step allocates none of the workspace's buff
 import numpy as np
 import pytest
 
-from attention_measured import selfattention
+from attention_measured import selfattention, transformer
 from attention_measured.workspace import Workspace
 
 
@@ -18,11 +18,22 @@ def _order(positions, pooling="mean"):
     return selfattention.OrderReader(positions, pooling=pooling), (data.inputs, data.targets)
 
 
+def _transformer(padded=False, **options):
+    r = np.random.RandomState(5)
+    source, target = r.randint(3, 12, (4, 6)), r.randint(3, 10, (4, 5))
+    data = (source, target, np.array([6, 4, 5, 2]), np.array([5, 5, 3, 1])) if padded else None
+    model = transformer.Transformer(12, 10, width=8, heads=2, feed_forward=16, **options)
+    return model, (data or (source, target),)
+
+
 MODELS = {
     "one head": lambda: _heads(1),
     "two heads": lambda: _heads(2),
     "order, learned positions": lambda: _order("learned"),
     "order, first step read": lambda: _order("sinusoidal", "first"),
+    "Transformer": lambda: _transformer(),
+    "Transformer, two pre-norm layers": lambda: _transformer(layers=2, norm_first=True),
+    "Transformer, padded batch": lambda: _transformer(padded=True),
 }
 
 
@@ -33,7 +44,7 @@ def _step(model, params, arguments):
 
 def _held(work: Workspace) -> dict:
     """Every buffer of the workspace and its parts, by name, as the id of its array."""
-    held = {name: id(array) for name, array in work._buffers.items()}
+    held = {name: id(array) for name, array in work._memory.items()}
     for name, inner in work._parts.items():
         held.update({f"{name}/{key}": value for key, value in _held(inner).items()})
     return held
@@ -47,7 +58,7 @@ def test_a_training_step_with_a_workspace_gives_the_same_bits_and_reuses_it(name
     loss, grads = _step(model, params, arguments)
     model.work = Workspace()
     held = None
-    for _ in range(3):
+    for _ in range(3):  # the first step allocates the buffers, the others write into them
         reused_loss, reused = _step(model, params, arguments)
         np.testing.assert_array_equal(reused_loss, loss)
         assert reused.keys() == grads.keys()
@@ -57,3 +68,18 @@ def test_a_training_step_with_a_workspace_gives_the_same_bits_and_reuses_it(name
         assert held in (None, now), "a later step allocated a buffer again"
         held = now
     assert model.work.nbytes > 0
+
+
+def test_shorter_sentences_after_longer_ones_allocate_nothing_and_give_the_same_bits():
+    model, ((source, target),) = _transformer()
+    params = model.init(1)
+    model.loss_and_grads(params, (source, target))  # the longest batch first
+    held = _held(model.work)
+    short = (source[:3, :4], target[:3, :2])
+    loss, grads = _step(model, params, (short,))
+    assert _held(model.work) == held
+    model.work = None
+    fresh_loss, fresh = _step(model, params, (short,))
+    np.testing.assert_array_equal(loss, fresh_loss)
+    for key, value in fresh.items():
+        np.testing.assert_array_equal(grads[key], value, err_msg=key)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import checks
 from .attention import row_sums
+from .workspace import buffer
 
 LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does every Part
 
@@ -68,21 +69,33 @@ def squared_error_and_gradient(output, targets) -> tuple[float, np.ndarray]:
 
 def log_softmax(logits) -> np.ndarray:
     """log softmax over the last axis, computed stably: (..., V) -> (..., V)."""
-    logits = checks.array(logits, "logits")
+    logits = checks.array(logits, "logits", copy=False)  # read, never written
     if logits.ndim == 0:
         raise ValueError("logits must have an axis of classes, (..., V)")
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return _log_softmax(logits)
 
 
-def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
+def _log_softmax(logits, out=None, exp_out=None) -> np.ndarray:
+    """:func:`log_softmax` of checked logits, into ``out`` when given; ``exp_out``, optional,
+    receives the exponentials it sums (scratch, overwritten by the caller)."""
+    shifted = np.subtract(logits, logits.max(axis=-1, keepdims=True), out=out)
+    sums = np.exp(shifted, out=exp_out).sum(axis=-1, keepdims=True)
+    return np.subtract(shifted, np.log(sums), out=shifted)
+
+
+def softmax_cross_entropy(logits, targets, work=None) -> tuple[np.ndarray, np.ndarray]:
     """Cross-entropy of each row of logits (..., V) against integer targets (...), and its
     gradient.
 
     Returns (losses (...), gradient (..., V)): −log softmax(logits)[target], and softmax(logits)
-    minus the one-hot target.
+    minus the one-hot target.  ``work``: a :class:`~attention_measured.workspace.Workspace`
+    whose buffers receive the (..., V) arrays in training (Part IV), or None for fresh ones.
     """
-    log_probs = log_softmax(logits)
+    logits = checks.array(logits, "logits", copy=False)
+    if logits.ndim == 0:
+        raise ValueError("logits must have an axis of classes, (..., V)")
+    grad = buffer(work, "grad", logits.shape)
+    log_probs = _log_softmax(logits, buffer(work, "log_probs", logits.shape), grad)
     targets = checks.integers(targets, "targets", 0, log_probs.shape[-1] - 1)
     if targets.shape != log_probs.shape[:-1]:
         raise ValueError(
@@ -91,7 +104,7 @@ def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
         )
     targets = targets[..., None]
     losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
-    grad = np.exp(log_probs)
+    grad = np.exp(log_probs, out=grad)
     np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
     return losses, grad
 

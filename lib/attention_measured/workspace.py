@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 
 import numpy as np
@@ -73,15 +74,18 @@ def keep_freed_memory() -> bool:
 
 
 class Workspace:
-    """Named scratch buffers, each allocated once and handed out again while its shape holds.
+    """Named scratch buffers, each allocated once and handed out again while it is large enough.
 
     ``work("scores", (N, V))`` returns an uninitialised float array of that shape, the same
-    array at every call with that name and shape; a new shape replaces it.  A workspace pickles
-    as an empty one, so a remembered result that holds it stores no scratch.
+    array at every call with that name and shape.  A new shape is a view of the same memory
+    when it fits, and grows the memory when it does not, so that batches of varying lengths
+    (Part IV's) allocate only until the longest has been seen.  A workspace pickles as an empty
+    one, so a remembered result that holds it stores no scratch.
     """
 
     def __init__(self):
-        self._buffers: dict[str, np.ndarray] = {}
+        self._buffers: dict[str, np.ndarray] = {}  # the array last handed out under each name
+        self._memory: dict[str, np.ndarray] = {}  # the flat memory behind it
         self._parts: dict[str, Workspace] = {}
 
     def __call__(self, name: str, shape: tuple) -> np.ndarray:
@@ -92,7 +96,11 @@ class Workspace:
             raise TypeError(f"name must be a buffer's name (str), got {name!r}")
         if not (isinstance(shape, tuple) and all(isinstance(n, int) and n >= 0 for n in shape)):
             raise ValueError(f"shape must be a tuple of sizes (ints >= 0), got {shape!r}")
-        buffer = self._buffers[name] = np.empty(shape)
+        size = math.prod(shape)
+        memory = self._memory.get(name)
+        if memory is None or memory.size < size:
+            memory = self._memory[name] = np.empty(size)
+        buffer = self._buffers[name] = memory[:size].reshape(shape)
         return buffer
 
     def __reduce__(self):
@@ -104,7 +112,7 @@ class Workspace:
     @property
     def nbytes(self) -> int:
         """The bytes its buffers hold, its parts' included."""
-        own = sum(buffer.nbytes for buffer in self._buffers.values())
+        own = sum(memory.nbytes for memory in self._memory.values())
         return own + sum(part.nbytes for part in self._parts.values())
 
 
