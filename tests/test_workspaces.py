@@ -4,7 +4,7 @@ as with fresh arrays, and its second step allocates none of the workspace's buff
 import numpy as np
 import pytest
 
-from attention_measured import selfattention, transformer
+from attention_measured import selfattention, taxonomy, transformer
 from attention_measured.workspace import Workspace
 
 
@@ -26,7 +26,15 @@ def _transformer(padded=False, **options):
     return model, (data or (source, target),)
 
 
+def _reader(flavour, **options):
+    r = np.random.RandomState(7)
+    inputs, targets = r.normal(size=(20, 12, 2)), r.randint(0, 2, 20).astype(float)
+    return taxonomy.Reader(flavour, **options), (inputs, targets)
+
+
 MODELS = {
+    **{f"reader, {name}": (lambda name=name: _reader(name)) for name in taxonomy.SIDE_BY_SIDE},
+    "reader, concat, tanh encoder": lambda: _reader("concat", encoder="tanh"),
     "one head": lambda: _heads(1),
     "two heads": lambda: _heads(2),
     "order, learned positions": lambda: _order("learned"),

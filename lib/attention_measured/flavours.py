@@ -40,6 +40,7 @@ import numpy as np
 from . import checks
 from .attention import softmax, softmax_backward
 from .params import Params, fan_in_normal, initialiser
+from .workspace import buffer, part
 
 
 def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
@@ -89,7 +90,10 @@ class Flavour:
     ``init(rng, key_size, query_size, steps)`` draws the flavour's own parameters, named with
     ``prefix`` so that two flavours can share one
     :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
-    flavour is local).
+    flavour is local).  ``work``, in both score methods: a
+    :class:`~attention_measured.workspace.Workspace` for the flavour's arrays with an axis
+    beyond (N, n, m), such as the additive score's (N, n, m, A), or None for fresh arrays; a
+    flavour whose arrays are no larger than its scores makes them afresh either way.
     """
 
     name = "flavour"
@@ -112,10 +116,10 @@ class Flavour:
         _sizes(rng, key_size, query_size, steps)
         return Params({})
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         raise NotImplementedError
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         """Returns (gradients of this flavour's parameters, grad_h, grad_s or None)."""
         raise NotImplementedError
 
@@ -136,11 +140,11 @@ class MeanPooling(Flavour):
 
     name = "mean pooling"
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, _ = _check_states(h, s, False, self.name, self, p)
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         return {}, np.zeros(np.shape(h)), None
 
 
@@ -168,7 +172,7 @@ class FeedForward(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, _ = _check_states(h, s, False, self.name, self, p)
         b = p[self.key("b")]
         if self.per_position and np.shape(b) != (h.shape[1],):
@@ -178,7 +182,7 @@ class FeedForward(Flavour):
         e = np.tanh(h @ p[self.key("w")] + b)  # (N, m)
         return e[:, None, :], e
 
-    def scores_backward(self, p, h, s, e, grad_scores):
+    def scores_backward(self, p, h, s, e, grad_scores, work=None):
         grad_pre = grad_scores.sum(axis=1) * (1 - e * e)  # (N, m)
         grads = {
             self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
@@ -209,12 +213,12 @@ class ContextVector(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, _ = _check_states(h, s, False, self.name, self, p)
         u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
         return (u @ p[self.key("u")])[:, None, :], u
 
-    def scores_backward(self, p, h, s, u, grad_scores):
+    def scores_backward(self, p, h, s, u, grad_scores, work=None):
         g = grad_scores.sum(axis=1)  # (N, m)
         grad_u_w = np.einsum("nm,nma->a", g, u)
         grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)  # (N, m, A)
@@ -249,16 +253,21 @@ class Additive(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
-        hidden = (s @ p[self.key("W")].T)[:, :, None, :] + (h @ p[self.key("U")].T)[:, None, :, :]
+        shape = (len(h), s.shape[1], h.shape[1], len(p[self.key("v")]))  # (N, n, m, A)
+        hidden = np.add(
+            (s @ p[self.key("W")].T)[:, :, None, :],
+            (h @ p[self.key("U")].T)[:, None, :, :],
+            out=buffer(work, "hidden", shape),
+        )
         np.tanh(hidden, out=hidden)  # in place: the largest array of the flavour, made once
         return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
 
-    def scores_backward(self, p, h, s, hidden, grad_scores):
+    def scores_backward(self, p, h, s, hidden, grad_scores, work=None):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
         # grad_pre = grad_scores v (1 - hidden²), (N, n, m, A), with one temporary of its size
-        grad_pre = np.multiply(hidden, hidden)
+        grad_pre = np.multiply(hidden, hidden, out=buffer(work, "grad_pre", hidden.shape))
         np.subtract(1, grad_pre, out=grad_pre)
         grad_pre *= grad_scores[..., None] * p[self.key("v")]
         from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)  # (N, n, A), (N, m, A)
@@ -267,7 +276,8 @@ class Additive(Flavour):
             self.key("U"): np.einsum("nja,njd->ad", from_keys, h),
             self.key("v"): grad_v,
         }
-        return grads, from_keys @ p[self.key("U")], from_query @ p[self.key("W")]
+        grad_h = np.matmul(from_keys, p[self.key("U")], out=buffer(work, "grad_h", h.shape))
+        return grads, grad_h, from_query @ p[self.key("W")]
 
 
 class Dot(Flavour):
@@ -285,7 +295,7 @@ class Dot(Flavour):
             )
         return Params({})
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
         if s.shape[-1] != h.shape[-1]:
             raise ValueError(
@@ -293,7 +303,7 @@ class Dot(Flavour):
             )
         return s @ np.swapaxes(h, 1, 2), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         return {}, np.swapaxes(grad_scores, 1, 2) @ s, grad_scores @ h
 
 
@@ -311,15 +321,19 @@ class General(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
-        projected = h @ p[self.key("W")].T  # (N, m, S)
-        return s @ np.swapaxes(projected, 1, 2), projected
+        W = p[self.key("W")]
+        projected = np.matmul(h, W.T, out=buffer(work, "projected", h.shape[:2] + W.shape[:1]))
+        return s @ np.swapaxes(projected, 1, 2), projected  # (N, n, m), (N, m, S)
 
-    def scores_backward(self, p, h, s, projected, grad_scores):
-        grad_projected = np.swapaxes(grad_scores, 1, 2) @ s  # (N, m, S)
+    def scores_backward(self, p, h, s, projected, grad_scores, work=None):
+        grad_projected = np.matmul(  # (N, m, S)
+            np.swapaxes(grad_scores, 1, 2), s, out=buffer(work, "grad_projected", projected.shape)
+        )
         grads = {self.key("W"): np.einsum("nms,nmd->sd", grad_projected, h)}
-        return grads, grad_projected @ p[self.key("W")], grad_scores @ projected
+        grad_h = np.matmul(grad_projected, p[self.key("W")], out=buffer(work, "grad_h", h.shape))
+        return grads, grad_h, grad_scores @ projected
 
 
 class Concat(Flavour):
@@ -350,18 +364,18 @@ class Concat(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
             raise ValueError(
                 f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has "
                 f"{s.shape[-1] + h.shape[-1]}"
             )
-        return self._additive.scores(self._split(p, s.shape[-1]), h, s)
+        return self._additive.scores(self._split(p, s.shape[-1]), h, s, work)
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         grads, grad_h, grad_s = self._additive.scores_backward(
-            self._split(p, s.shape[-1]), h, s, cache, grad_scores
+            self._split(p, s.shape[-1]), h, s, cache, grad_scores, work
         )
         return (
             {
@@ -393,7 +407,7 @@ class Location(Flavour):
             raise ValueError("location scores need the number of steps")
         return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
 
-    def scores(self, p, h, s):
+    def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[0] != h.shape[1]:
             raise ValueError(
@@ -402,7 +416,7 @@ class Location(Flavour):
             )
         return s @ p[self.key("W")].T, None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         grads = {self.key("W"): np.einsum("nim,nis->ms", grad_scores, s)}
         return grads, np.zeros(np.shape(h)), grad_scores @ p[self.key("W")]
 
@@ -433,11 +447,11 @@ class LocalM(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return self.inner.init(rng, key_size, query_size, steps)
 
-    def scores(self, p, h, s):
-        return self.inner.scores(p, h, s)
+    def scores(self, p, h, s, work=None):
+        return self.inner.scores(p, h, s, work)
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
-        return self.inner.scores_backward(p, h, s, cache, grad_scores)
+    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
+        return self.inner.scores_backward(p, h, s, cache, grad_scores, work)
 
     def weigh(self, p, scores, s, mask):
         n, m = scores.shape[-2:]
@@ -537,27 +551,34 @@ class Attention:
         self.score_cache, self.weight_cache = score_cache, weight_cache
 
 
-def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
+def attend(flavour: Flavour, p, h, s=None, mask=None, work=None) -> Attention:
     """Scores, weights and the context a h for hidden states h (N, m, D) and queries s (N, n,
     S).
 
     mask: boolean, broadcastable to (N, n, m), True where a step may be attended to (the book's
-    convention, and torch's SDPA's).
+    convention, and torch's SDPA's).  ``work``: a
+    :class:`~attention_measured.workspace.Workspace` whose buffers receive the largest arrays,
+    as in training (one per attention whose record is kept), or None for fresh arrays.
     """
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
     checks.params(p, "p", ())
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
-    scores, score_cache = flavour.scores(p, h, s)
+    scores, score_cache = flavour.scores(p, h, s, part(work, "scores"))
     weights, weight_cache = flavour.weigh(p, scores, s, mask)
-    return Attention(scores, weights, weights @ h, score_cache, weight_cache)
+    context = np.matmul(weights, h, out=buffer(work, "context", weights.shape[:2] + h.shape[2:]))
+    return Attention(scores, weights, context, score_cache, weight_cache)
 
 
-def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None):
+def attend_backward(
+    flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None, work=None
+):
     """Gradients of :func:`attend`, given the gradient of the context (N, n, D), and of the
     weights themselves (N, n, m) when a loss reads them (Part V, section 2's adversary).
 
-    Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
+    Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).  ``work``:
+    a workspace for the largest arrays, as for :func:`attend` (grad_h is one of its buffers
+    until its next use), or None.
     """
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
@@ -575,14 +596,16 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, gra
         grad_weights = through_context + checks.array(
             grad_weights, "grad_weights", shape=att.weights.shape, copy=False
         )
-    grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
+    grad_h = np.matmul(
+        np.swapaxes(att.weights, 1, 2), grad_context, out=buffer(work, "grad_h", h.shape)
+    )
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
         p, att.scores, s, att.weights, att.weight_cache, grad_weights
     )
     score_grads, grad_h_scores, grad_s = flavour.scores_backward(
-        p, h, s, att.score_cache, grad_scores
+        p, h, s, att.score_cache, grad_scores, part(work, "scores")
     )
-    grad_h = grad_h + grad_h_scores
+    grad_h = np.add(grad_h, grad_h_scores, out=grad_h)  # grad_h is this call's own array
     if grad_s_window is not None:
         grad_s = grad_s_window if grad_s is None else grad_s + grad_s_window
     return {**score_grads, **weigh_grads}, grad_h, grad_s

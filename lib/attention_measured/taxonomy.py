@@ -41,6 +41,7 @@ from .flavours import (
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
+from .workspace import Workspace, buffer, part
 
 
 def _flavour(flavour) -> Flavour:
@@ -189,6 +190,7 @@ class Reader:
             checks.integer(hidden, "hidden", 1),
         )
         self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
+        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -215,21 +217,25 @@ class Reader:
         )
 
     @checks.model_params
-    def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
+    def forward(self, p, inputs, keep=None, weights=None, scale=None, work=None) -> Pass:
         """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
         ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
         ``weights`` (N, T) in place of the flavour's, the output then being readout · Σ_t w_t h_t
         + b (``attention`` still holds the flavour's own); ``scale`` (N, T), each step's input
-        multiplied by it."""
+        multiplied by it.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the
+        largest arrays, as in training (they live until its next use), or None."""
         inputs = self._check(inputs)
         if scale is not None:
             inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
-        h = inputs @ p["enc_E"].T + p["enc_c"]
+        h = np.matmul(
+            inputs, p["enc_E"].T, out=buffer(work, "h", inputs.shape[:2] + (self.hidden,))
+        )
+        h += p["enc_c"]
         if self.encoder == "tanh":
-            h = np.tanh(h)
+            np.tanh(h, out=h)  # h is this call's own array
         if keep is not None:
             keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
-        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep)
+        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep, part(work, "attend"))
         if weights is None:
             return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
         weights = checks.array(weights, "weights", shape=inputs.shape[:2])
@@ -244,7 +250,7 @@ class Reader:
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
-        fwd = self.forward(p, inputs)
+        fwd = self.forward(p, inputs, work=self.work)
         loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
         return loss, self.backward(p, inputs, fwd, g_out)
 
@@ -264,13 +270,20 @@ class Reader:
         g_context = g_out[:, None, None] * p["readout"]
         s = self.queries(p, len(inputs))
         flavour_grads, g_h, g_s = attend_backward(
-            self.flavour, p, fwd.h, s, fwd.attention, g_context, grad_weights
+            self.flavour,
+            p,
+            fwd.h,
+            s,
+            fwd.attention,
+            g_context,
+            grad_weights,
+            part(self.work, "back"),
         )
         grads.update(flavour_grads)
         if self.flavour.needs_query:
             grads["query"] = g_s.sum(axis=(0, 1))
         if self.encoder == "tanh":
-            g_h = g_h * (1 - fwd.h**2)
+            g_h *= 1 - fwd.h**2  # g_h is attend_backward's own array
         grads.update(enc_E=np.einsum("ntd,ntc->dc", g_h, inputs), enc_c=g_h.sum(axis=(0, 1)))
         return grads
 
