@@ -4,7 +4,7 @@ as with fresh arrays, and its second step allocates none of the workspace's buff
 import numpy as np
 import pytest
 
-from attention_measured import selfattention, taxonomy, transformer
+from attention_measured import recurrent, selfattention, taxonomy, transformer
 from attention_measured.workspace import Workspace
 
 
@@ -26,6 +26,13 @@ def _transformer(padded=False, **options):
     return model, (data or (source, target),)
 
 
+def _recurrent(kind):
+    r = np.random.RandomState(6)
+    source, target = r.randint(3, 12, (4, 6)), r.randint(3, 10, (4, 5))
+    model = recurrent.EncoderDecoder(kind, 12, 10, embedding=4, hidden=6, units=5)
+    return model, ((source, target),)
+
+
 def _reader(flavour, **options):
     r = np.random.RandomState(7)
     inputs, targets = r.normal(size=(20, 12, 2)), r.randint(0, 2, 20).astype(float)
@@ -39,6 +46,7 @@ MODELS = {
     "two heads": lambda: _heads(2),
     "order, learned positions": lambda: _order("learned"),
     "order, first step read": lambda: _order("sinusoidal", "first"),
+    **{kind: (lambda kind=kind: _recurrent(kind)) for kind in recurrent.KINDS},
     "Transformer": lambda: _transformer(),
     "Transformer, two pre-norm layers": lambda: _transformer(layers=2, norm_first=True),
     "Transformer, padded batch": lambda: _transformer(padded=True),
