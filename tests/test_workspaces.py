@@ -39,9 +39,27 @@ def _reader(flavour, **options):
     return taxonomy.Reader(flavour, **options), (inputs, targets)
 
 
+def _documents():
+    docs = taxonomy.documents(n=12, seed=4)
+    return taxonomy.Hierarchical(), (docs.tokens, docs.labels)
+
+
+def _aligner(flavour, hard=False):
+    tokens = taxonomy.reversal(n=15, seed=3)
+    if hard:  # the same draws at every step: a fresh RandomState each time
+        return taxonomy.Aligner(flavour, hard=True), lambda: (tokens, np.random.RandomState(0))
+    return taxonomy.Aligner(flavour), (tokens,)
+
+
 MODELS = {
     **{f"reader, {name}": (lambda name=name: _reader(name)) for name in taxonomy.SIDE_BY_SIDE},
     "reader, concat, tanh encoder": lambda: _reader("concat", encoder="tanh"),
+    "hierarchical": _documents,
+    **{
+        f"aligner, {name}": (lambda name=name: _aligner(name))
+        for name in taxonomy.ALIGNMENT_FLAVOURS
+    },
+    "aligner, hard": lambda: _aligner("general", hard=True),
     "one head": lambda: _heads(1),
     "two heads": lambda: _heads(2),
     "order, learned positions": lambda: _order("learned"),
@@ -54,7 +72,7 @@ MODELS = {
 
 
 def _step(model, params, arguments):
-    loss, grads = model.loss_and_grads(params, *arguments)
+    loss, grads = model.loss_and_grads(params, *(arguments() if callable(arguments) else arguments))
     return np.copy(loss), {name: np.copy(value) for name, value in grads.items()}
 
 

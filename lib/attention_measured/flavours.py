@@ -215,19 +215,27 @@ class ContextVector(Flavour):
 
     def scores(self, p, h, s, work=None):
         h, _ = _check_states(h, s, False, self.name, self, p)
-        u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
-        return (u @ p[self.key("u")])[:, None, :], u
+        W = p[self.key("W")]
+        u = np.matmul(h, W.T, out=buffer(work, "u", h.shape[:2] + W.shape[:1]))  # (N, m, A)
+        u += p[self.key("b")]
+        return (np.tanh(u, out=u) @ p[self.key("u")])[:, None, :], u
 
     def scores_backward(self, p, h, s, u, grad_scores, work=None):
         g = grad_scores.sum(axis=1)  # (N, m)
         grad_u_w = np.einsum("nm,nma->a", g, u)
-        grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)  # (N, m, A)
+        # grad_pre = g u_w (1 − u²), (N, m, A), in that order, in one array
+        grad_pre = np.multiply(
+            g[..., None], p[self.key("u")], out=buffer(work, "grad_pre", u.shape)
+        )
+        square = np.multiply(u, u, out=buffer(work, "square", u.shape))
+        grad_pre *= np.subtract(1, square, out=square)
         grads = {
             self.key("W"): np.einsum("nma,nmd->ad", grad_pre, h),
             self.key("b"): grad_pre.sum(axis=(0, 1)),
             self.key("u"): grad_u_w,
         }
-        return grads, grad_pre @ p[self.key("W")], None
+        grad_h = np.matmul(grad_pre, p[self.key("W")], out=buffer(work, "grad_h", h.shape))
+        return grads, grad_h, None
 
 
 class Additive(Flavour):

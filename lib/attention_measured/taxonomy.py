@@ -41,7 +41,7 @@ from .flavours import (
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, part
+from .workspace import Workspace, buffer, part, rows
 
 
 def _flavour(flavour) -> Flavour:
@@ -306,6 +306,7 @@ class Hierarchical:
         )
         self.words = ContextVector(units, prefix="word_")
         self.sentences = ContextVector(units, prefix="sent_")
+        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -318,19 +319,20 @@ class Hierarchical:
         return p
 
     @checks.model_params
-    def forward(self, p, tokens, keep_sentences=None) -> Pass:
+    def forward(self, p, tokens, keep_sentences=None, work=None) -> Pass:
         """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document
-        level may use.
+        level may use.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the
+        largest arrays, as in training (they live until its next use), or None.
         """
         tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None, None))
         n, s, w = tokens.shape
-        h_words = p["embedding"][tokens].reshape(n * s, w, self.hidden)
-        words = attend(self.words, p, h_words)
+        h_words = rows(p["embedding"], tokens, work, "h_words").reshape(n * s, w, self.hidden)
+        words = attend(self.words, p, h_words, None, None, part(work, "words"))
         h_sentences = words.context.reshape(n, s, self.hidden)
         keep = (
             None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
         )
-        sentences = attend(self.sentences, p, h_sentences, None, keep)
+        sentences = attend(self.sentences, p, h_sentences, None, keep, part(work, "sentences"))
         return Pass(
             h_sentences,
             sentences,
@@ -345,17 +347,24 @@ class Hierarchical:
 
     @checks.model_params
     def loss_and_grads(self, p, tokens, labels):
-        fwd = self.forward(p, tokens)
+        fwd = self.forward(p, tokens, work=self.work)
         loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(
-            self.sentences, p, fwd.h, None, fwd.attention, g_doc
+            self.sentences, p, fwd.h, None, fwd.attention, g_doc, None, part(self.work, "back")
         )
         n, s, w = fwd.extra["tokens"].shape
         g_word_context = g_sentences.reshape(n * s, 1, self.hidden)
         word_grads, g_words, _ = attend_backward(
-            self.words, p, fwd.extra["h_words"], None, fwd.extra["words"], g_word_context
+            self.words,
+            p,
+            fwd.extra["h_words"],
+            None,
+            fwd.extra["words"],
+            g_word_context,
+            None,
+            part(self.work, "words back"),
         )
         g_embedding = np.zeros_like(p["embedding"])
         np.add.at(g_embedding, fwd.extra["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
@@ -415,6 +424,7 @@ class Aligner:
             raise ValueError(
                 "hard attention samples from softmax weights; choose a flavour without a window"
             )
+        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -436,14 +446,16 @@ class Aligner:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     @checks.model_params
-    def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
+    def forward(self, p, tokens, rng: np.random.RandomState | None = None, work=None) -> Pass:
         """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is
-        taken."""
+        taken.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the largest
+        arrays, as in training (they live until its next use), or None."""
         tokens = self._check(tokens)
         n = len(tokens)
-        h = p["embedding"][tokens] + p["positions"]
+        h = rows(p["embedding"], tokens, work, "h")  # (N, L, d)
+        h += p["positions"]
         s = np.broadcast_to(p["queries"], (n, self.length, self.hidden))
-        att = attend(self.flavour, p, h, s)
+        att = attend(self.flavour, p, h, s, None, part(work, "attend"))
         extra = {"tokens": tokens, "s": s}
         if self.hard:
             chosen = (
@@ -451,7 +463,10 @@ class Aligner:
             )
             att.context = np.take_along_axis(h, chosen[..., None], axis=1)
             extra["chosen"] = chosen
-        logits = att.context @ p["out_W"].T + p["out_b"]
+        logits = np.matmul(
+            att.context, p["out_W"].T, out=buffer(work, "logits", (n, self.length, self.vocabulary))
+        )
+        logits += p["out_b"]
         return Pass(h, att, logits, extra)
 
     @checks.model_params
@@ -475,15 +490,16 @@ class Aligner:
             checks.random_state(rng)
         if baseline is not None:
             baseline = checks.real(baseline, "baseline")
-        fwd = self.forward(p, tokens, rng)
-        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1])
+        work = self.work  # this step's arrays, in the buffers of the last one
+        fwd = self.forward(p, tokens, rng, work)
+        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1], part(work, "loss"))
         count = losses.size
         g_logits /= count
         context = fwd.attention.context
         grads = Params(
             out_W=np.einsum("niv,nid->vd", g_logits, context), out_b=g_logits.sum(axis=(0, 1))
         )
-        g_context = g_logits @ p["out_W"]  # (N, L, D)
+        g_context = np.matmul(g_logits, p["out_W"], out=buffer(work, "g_context", context.shape))
         s = fwd.extra["s"]
         if self.hard:
             chosen = fwd.extra["chosen"]
@@ -499,7 +515,7 @@ class Aligner:
             g_h = g_h + g_h_scores
         else:
             flavour_grads, g_h, g_s = attend_backward(
-                self.flavour, p, fwd.h, s, fwd.attention, g_context
+                self.flavour, p, fwd.h, s, fwd.attention, g_context, None, part(work, "back")
             )
         grads.update(flavour_grads)
         grads["queries"] = g_s.sum(axis=0) if g_s is not None else np.zeros_like(p["queries"])

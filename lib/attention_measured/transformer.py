@@ -31,7 +31,7 @@ from .blas import one_thread
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .translation import draw_batch, draw_padded_batch, shifted_right
-from .workspace import Workspace, buffer, part
+from .workspace import Workspace, buffer, part, rows
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -517,7 +517,7 @@ class Transformer:
 
     # -------------------------------------------------------------- forward
     def _embed(self, p, table: str, ids, start: int = 0, scale=None, work=None) -> np.ndarray:
-        x = np.take(p[table], ids, axis=0, out=buffer(work, "x", ids.shape + (self.width,)))
+        x = rows(p[table], ids, work, "x")  # (N, ·, E)
         if scale is not None:
             scale = checks.array(scale, "scale")
             if scale.shape != ids.shape:

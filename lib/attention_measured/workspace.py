@@ -136,6 +136,15 @@ def scratch(work: Workspace | None, name: str, shape: tuple) -> np.ndarray:
     return np.empty(shape) if found is None else found
 
 
+def rows(table: np.ndarray, ids: np.ndarray, work: Workspace | None, name: str) -> np.ndarray:
+    """``table[ids]``, the rows of an embedding table (V, d) for ids (...) already checked to lie
+    in range: (..., d), into ``work``'s buffer ``name`` when a workspace is given.  numpy's
+    ``take`` writes straight into its ``out`` only in "clip" mode (in "raise" mode it fills a
+    temporary first), and "clip" changes nothing for ids in range."""
+    out = buffer(work, name, ids.shape + table.shape[1:])
+    return np.take(table, ids, axis=0, mode="clip", out=out)
+
+
 def part(work: Workspace | None, name: str) -> Workspace | None:
     """``work``'s part ``name``, a workspace of its own made at the first call, or None without a
     workspace: one per layer of a model, so that layers calling the same function (and so
