@@ -4,7 +4,7 @@ as with fresh arrays, and its second step allocates none of the workspace's buff
 import numpy as np
 import pytest
 
-from attention_measured import recurrent, selfattention, taxonomy, transformer
+from attention_measured import lesson, recurrent, selfattention, taxonomy, transformer
 from attention_measured.workspace import Workspace
 
 
@@ -51,7 +51,13 @@ def _aligner(flavour, hard=False):
     return taxonomy.Aligner(flavour), (tokens,)
 
 
+def _lesson():
+    data = lesson.make_sequences(n=30, seed=2)
+    return lesson.Network(), (data.inputs, data.labels)
+
+
 MODELS = {
+    "Part I, three runs at once": _lesson,
     **{f"reader, {name}": (lambda name=name: _reader(name)) for name in taxonomy.SIDE_BY_SIDE},
     "reader, concat, tanh encoder": lambda: _reader("concat", encoder="tanh"),
     "hierarchical": _documents,
@@ -71,6 +77,10 @@ MODELS = {
 }
 
 
+def _initial(model):
+    return model.init([0, 1, 2]) if isinstance(model, lesson.Network) else model.init(0)
+
+
 def _step(model, params, arguments):
     loss, grads = model.loss_and_grads(params, *(arguments() if callable(arguments) else arguments))
     return np.copy(loss), {name: np.copy(value) for name, value in grads.items()}
@@ -87,7 +97,7 @@ def _held(work: Workspace) -> dict:
 @pytest.mark.parametrize("name", MODELS)
 def test_a_training_step_with_a_workspace_gives_the_same_bits_and_reuses_it(name):
     model, arguments = MODELS[name]()
-    params = model.init(0)
+    params = _initial(model)
     model.work = None  # fresh arrays at every step
     loss, grads = _step(model, params, arguments)
     model.work = Workspace()
