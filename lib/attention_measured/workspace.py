@@ -1,24 +1,34 @@
-"""Buffers a training loop hands out again at every step (Part II, section 3; Part IV).
+"""Buffers a training loop hands out again at every step (every Part's training).
 
 A training step makes arrays of the same shapes every time.  Allocating them afresh is cheap
 only while the allocator keeps the memory between steps; glibc, in a fresh process, gives a
-block of more than 128 KB back to the system as soon as it is freed and pays page faults to
-get it again at the next step.  Part II's head ran twice as slowly in a fresh process as after
-one large array had been freed, which makes glibc raise that threshold.  A :class:`Workspace`
-removes the dependence: the first step allocates each buffer, every later step writes into
-the same memory through numpy's ``out=`` arguments.
+block of more than 128 KB back to the system as soon as it is freed, and trims the top of its
+heap, so every step pays page faults to get its memory again.  Part II's head ran twice as
+slowly in a fresh process as after one large array had been freed, and Part III's trainings of
+several heads spent half their time in page faults.  A :class:`Workspace` removes the
+dependence: the first step allocates each buffer, every later step writes into the same memory
+through numpy's ``out=`` arguments.  A buffer grows to the largest shape asked of it and hands
+out views for smaller ones, so Part IV's batches of varying lengths allocate only until the
+longest has been seen.
 
 The buffers are scratch.  What a step leaves in them is overwritten by the next step, so a
 pass that writes into a workspace returns views a caller must not keep; the book's public
 functions allocate fresh arrays unless they are handed a workspace.
 
-Only Part II's head and the memory network have workspaces.  Every other training (Parts I,
-III and IV) makes its temporaries afresh, and even with glibc's moving thresholds about half the
-time of Part III's full-batch trainings of several heads went to page faults.
-:func:`keep_freed_memory`, called when the package is imported, sets glibc's two thresholds
-once, so that freed memory below 32 MB stays with the process for the next step; the results
-are the same to the last bit, since no arithmetic depends on where an array lies
-(``make bench`` times both, side by side).
+Every model the book trains holds one as its ``work`` attribute (None: fresh arrays at every
+step, which the tests compare with to the last bit): Part I's stacked network, Part II's head,
+Part III's readers, heads, aligners and memory network, and Part IV's translators.  Layers that
+call the same function each take a :func:`part` of the model's workspace, and a recurrent
+decoder one part per step, since the backward pass reads every step's record.  What a step
+still makes afresh is small: a recurrent cell's (N, H) rows, scores of one query, and the
+parameter-sized gradients it returns.
+
+:func:`keep_freed_memory`, called when the package is imported, also sets glibc's two
+thresholds once, so that freed memory below 32 MB stays with the process: it serves the code
+that has no workspace (measures, explorers, decoding, whose functions return fresh arrays).
+No training relies on it: ``make bench`` times every Part's training in a fresh process with
+and without it, side by side (the results agree to the last bit, since no arithmetic depends
+on where an array lies).
 """
 
 from __future__ import annotations
