@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from attention_measured import lesson, recurrent, selfattention, taxonomy, transformer
-from attention_measured.workspace import Workspace
+from attention_measured.workspace import Workspace, take_rows
 
 
 def _heads(heads):
@@ -127,3 +127,24 @@ def test_shorter_sentences_after_longer_ones_allocate_nothing_and_give_the_same_
     np.testing.assert_array_equal(loss, fresh_loss)
     for key, value in fresh.items():
         np.testing.assert_array_equal(grads[key], value, err_msg=key)
+
+
+def test_encode_and_decode_can_share_one_workspace():
+    model, ((source, target),) = _transformer()
+    params, work = model.init(2), Workspace()
+    memory, _ = model.encode(params, source, work=work)
+    kept = memory.copy()
+    logits, _, _ = model.decode(params, memory, target, work=work)
+    np.testing.assert_array_equal(memory, kept)  # the decoder wrote into buffers of its own
+    fresh, _, _ = model.decode(params, model.encode(params, source)[0], target)
+    np.testing.assert_array_equal(logits, fresh)
+
+
+def test_embedding_rows_without_a_workspace_refuse_an_id_out_of_range():
+    table = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(IndexError):
+        take_rows(table, np.array([1, 4]), None, "x")
+    work = Workspace()
+    rows = take_rows(table, np.array([[3, 0]]), work, "x")
+    np.testing.assert_array_equal(rows, table[[[3, 0]]])
+    assert np.shares_memory(rows, work._memory["x"])

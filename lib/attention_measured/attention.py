@@ -240,6 +240,7 @@ def scaled_dot_product_attention_backward(
         )
     }
     grad_v = np.matmul(np.swapaxes(weights, -1, -2), grad_output, out=out["grad_v"])  # o = w v
+    # the weights' gradient, in the buffer of the scores' gradient that is written over it
     grad_weights = np.matmul(grad_output, np.swapaxes(v, -1, -2), out=out["grad_scores"])
     grad_scores = softmax_backward(weights, grad_weights, out=grad_weights)  # w = softmax(s)
     grad_scores *= scale
@@ -377,7 +378,8 @@ def _check_queries_keys(queries, keys, W_q):
 
 
 def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases, work=None):
-    """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
+    """Queries, keys and values projected and split into heads: each (..., H, ·, d_head); into
+    ``work``'s buffers "q", "k" and "v" when a workspace is given."""
     pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
     projected = (_project(x, W, work, name) for (x, W, _), name in zip(pairs, "qkv"))
     return tuple(

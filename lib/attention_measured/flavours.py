@@ -117,10 +117,13 @@ class Flavour:
         return Params({})
 
     def scores(self, p, h, s, work=None):
+        """(Scores e (N, n, m), what the backward pass needs) for hidden states h (N, m, D) and
+        queries s (N, n, S) or None; ``work`` as in the class docstring."""
         raise NotImplementedError
 
     def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        """Returns (gradients of this flavour's parameters, grad_h, grad_s or None)."""
+        """Returns (gradients of this flavour's parameters, grad_h (N, m, D), grad_s (N, n, S)
+        or None) from grad_scores (N, n, m); ``work`` as in the class docstring."""
         raise NotImplementedError
 
     def weigh(self, p, scores, s, mask):
@@ -277,7 +280,9 @@ class Additive(Flavour):
         # grad_pre = grad_scores v (1 - hidden²), (N, n, m, A), with one temporary of its size
         grad_pre = np.multiply(hidden, hidden, out=buffer(work, "grad_pre", hidden.shape))
         np.subtract(1, grad_pre, out=grad_pre)
-        grad_pre *= grad_scores[..., None] * p[self.key("v")]
+        grad_pre *= np.multiply(
+            grad_scores[..., None], p[self.key("v")], out=buffer(work, "through_v", hidden.shape)
+        )
         from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)  # (N, n, A), (N, m, A)
         grads = {
             self.key("W"): np.einsum("nia,nis->as", from_query, s),

@@ -322,14 +322,14 @@ class EncoderDecoder:
         """One step's attention for query (N, H) and its context (N, D), with Part V's
         changes."""
         mask = None if keep is None else keep[:, None]
-        att = attend(self.flavour, p, h, query[:, None, :], mask, work)
+        att = attend(self.flavour, p, h, query[:, None, :], mask, work=work)
         if weights is None:
             return att, att.context[:, 0]
         return att, np.einsum("nm,nmd->nd", _scale(weights, h.shape[:2]), h)
 
     def _luong_output(self, p, h, queries, work=None):
         """Luong's attention for queries (N, n, H) and h̃ = tanh(W_c [c; s]): (att, c, h̃)."""
-        att = attend(self.flavour, p, h, queries, None, work)
+        att = attend(self.flavour, p, h, queries, work=work)
         c = att.context
         joined = np.concatenate(
             [c, queries],
@@ -511,8 +511,7 @@ class EncoderDecoder:
             states,
             att,
             grad_joined[..., :D],
-            None,
-            part(self.work, "back"),
+            work=part(self.work, "back"),
         )
         for name, g in att_grads.items():
             grads[name] += g
@@ -563,8 +562,7 @@ class EncoderDecoder:
             query[:, None, :],
             st.attention,
             grad_c[:, None, :],
-            None,
-            part(self.work, "back"),
+            work=part(self.work, "back"),
         )
         for name, g in att_grads.items():
             grads[name] += g

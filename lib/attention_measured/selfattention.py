@@ -27,7 +27,7 @@ from .data import Dataset
 from .losses import output_loss, sigmoid
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, rows, scratch
+from .workspace import Workspace, buffer, scratch, take_rows
 
 
 # ------------------------------------------------------------------ section 5
@@ -402,7 +402,7 @@ class OrderReader:
     @checks.model_params
     def loss_and_grads(self, p, tokens, targets):
         tokens, work = self._check(tokens), self.work  # work: this step's (N, L, d) buffers
-        h = rows(p["E"], tokens, work, "h")  # (N, L, d)
+        h = take_rows(p["E"], tokens, work, "h")  # (N, L, d)
         h += self.encoding(p)
         kept = {}  # the head's projections, for the backward pass
         attended, weights = multi_head_attention(

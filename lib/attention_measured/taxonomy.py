@@ -41,7 +41,7 @@ from .flavours import (
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, part, rows
+from .workspace import Workspace, buffer, part, take_rows
 
 
 def _flavour(flavour) -> Flavour:
@@ -235,7 +235,9 @@ class Reader:
             np.tanh(h, out=h)  # h is this call's own array
         if keep is not None:
             keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
-        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep, part(work, "attend"))
+        att = attend(
+            self.flavour, p, h, self.queries(p, len(inputs)), keep, work=part(work, "attend")
+        )
         if weights is None:
             return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
         weights = checks.array(weights, "weights", shape=inputs.shape[:2])
@@ -257,7 +259,8 @@ class Reader:
     @checks.model_params
     def backward(self, p, inputs, fwd: Pass, grad_output, grad_weights=None) -> Params:
         """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
-        the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
+        the attention weights too (Part V, section 2's adversary), of the weights (N, T).  Its
+        scratch arrays go to the model's workspace (``work``); the gradients are fresh."""
         inputs = self._check(inputs)
         if not isinstance(fwd, Pass):
             raise TypeError(f"fwd must be the Pass of forward, got {type(fwd).__name__}")
@@ -277,7 +280,7 @@ class Reader:
             fwd.attention,
             g_context,
             grad_weights,
-            part(self.work, "back"),
+            work=part(self.work, "back"),
         )
         grads.update(flavour_grads)
         if self.flavour.needs_query:
@@ -326,13 +329,13 @@ class Hierarchical:
         """
         tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None, None))
         n, s, w = tokens.shape
-        h_words = rows(p["embedding"], tokens, work, "h_words").reshape(n * s, w, self.hidden)
-        words = attend(self.words, p, h_words, None, None, part(work, "words"))
+        h_words = take_rows(p["embedding"], tokens, work, "h_words").reshape(n * s, w, self.hidden)
+        words = attend(self.words, p, h_words, work=part(work, "words"))
         h_sentences = words.context.reshape(n, s, self.hidden)
         keep = (
             None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
         )
-        sentences = attend(self.sentences, p, h_sentences, None, keep, part(work, "sentences"))
+        sentences = attend(self.sentences, p, h_sentences, None, keep, work=part(work, "sentences"))
         return Pass(
             h_sentences,
             sentences,
@@ -352,7 +355,7 @@ class Hierarchical:
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(
-            self.sentences, p, fwd.h, None, fwd.attention, g_doc, None, part(self.work, "back")
+            self.sentences, p, fwd.h, None, fwd.attention, g_doc, work=part(self.work, "back")
         )
         n, s, w = fwd.extra["tokens"].shape
         g_word_context = g_sentences.reshape(n * s, 1, self.hidden)
@@ -363,8 +366,7 @@ class Hierarchical:
             None,
             fwd.extra["words"],
             g_word_context,
-            None,
-            part(self.work, "words back"),
+            work=part(self.work, "words back"),
         )
         g_embedding = np.zeros_like(p["embedding"])
         np.add.at(g_embedding, fwd.extra["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
@@ -452,10 +454,10 @@ class Aligner:
         arrays, as in training (they live until its next use), or None."""
         tokens = self._check(tokens)
         n = len(tokens)
-        h = rows(p["embedding"], tokens, work, "h")  # (N, L, d)
+        h = take_rows(p["embedding"], tokens, work, "h")  # (N, L, d)
         h += p["positions"]
         s = np.broadcast_to(p["queries"], (n, self.length, self.hidden))
-        att = attend(self.flavour, p, h, s, None, part(work, "attend"))
+        att = attend(self.flavour, p, h, s, work=part(work, "attend"))
         extra = {"tokens": tokens, "s": s}
         if self.hard:
             chosen = (
@@ -515,7 +517,7 @@ class Aligner:
             g_h = g_h + g_h_scores
         else:
             flavour_grads, g_h, g_s = attend_backward(
-                self.flavour, p, fwd.h, s, fwd.attention, g_context, None, part(work, "back")
+                self.flavour, p, fwd.h, s, fwd.attention, g_context, work=part(work, "back")
             )
         grads.update(flavour_grads)
         grads["queries"] = g_s.sum(axis=0) if g_s is not None else np.zeros_like(p["queries"])

@@ -31,7 +31,7 @@ from .blas import one_thread
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .translation import draw_batch, draw_padded_batch, shifted_right
-from .workspace import Workspace, buffer, part, rows
+from .workspace import Workspace, buffer, part, take_rows
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -165,6 +165,7 @@ def _feed_forward(p, x, work=None):
     out += p["linear2.bias"]
 
     def back(grad_out):
+        # the hidden layer's gradient, in the buffer of grad_pre that is written over it
         grad_hidden = np.matmul(grad_out, p["linear2.weight"], out=buffer(work, "grad_pre", wide))
         grad_pre = np.multiply(grad_hidden, pre > 0, out=grad_hidden)
         grads = {
@@ -517,7 +518,7 @@ class Transformer:
 
     # -------------------------------------------------------------- forward
     def _embed(self, p, table: str, ids, start: int = 0, scale=None, work=None) -> np.ndarray:
-        x = rows(p[table], ids, work, "x")  # (N, ·, E)
+        x = take_rows(p[table], ids, work, "x")  # (N, ·, E)
         if scale is not None:
             scale = checks.array(scale, "scale")
             if scale.shape != ids.shape:
@@ -542,6 +543,7 @@ class Transformer:
         if source.shape[1] < 1:
             raise ValueError("source sentences need at least one word")
         mask = key_padding_mask(lengths, source.shape, "lengths")
+        work = part(work, "encoder")  # its own buffers: decode may be handed the same workspace
         x = self._embed(p, "source_embedding", source, scale=scale, work=part(work, "embedding"))
         backs, weights = [], []
         for i in range(self.layers):
@@ -568,7 +570,8 @@ class Transformer:
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
         in every layer's cross-attention (Part V's removal test).  ``memory_lengths`` and
         ``lengths``: optional (N,), the real source and target words of padded sentences.
-        ``work``: a workspace for the arrays, as for :meth:`encode`.
+        ``work``: a workspace for the arrays, as for :meth:`encode` (the same one may serve
+        both: each keeps a part of its own).
         """
         previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
         n, m = previous.shape[1], memory.shape[1]
@@ -577,6 +580,7 @@ class Transformer:
         padded = key_padding_mask(memory_lengths, (len(previous), m), "memory_lengths")
         if padded is not None:
             memory_mask = padded if memory_mask is None else memory_mask & padded
+        work = part(work, "decoder")  # its own buffers, apart from encode's and its memory
         x = self._embed(p, "target_embedding", previous, work=part(work, "embedding"))
         backs, weights = [], []
         mask = causal_mask(n) if self.causal else None
@@ -635,7 +639,7 @@ class Transformer:
         computed and mean nothing.  ``work``: a workspace for the arrays, as for
         :meth:`encode`.
         """
-        memory, enc = self.encode(p, source, lengths=source_lengths, work=part(work, "encoder"))
+        memory, enc = self.encode(p, source, lengths=source_lengths, work=work)
         target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
         previous = self._previous(target)
         logits, weights, dec = self.decode(
@@ -644,7 +648,7 @@ class Transformer:
             previous,
             memory_lengths=source_lengths,
             lengths=target_lengths,
-            work=part(work, "decoder"),
+            work=work,
         )
         return logits, weights, (enc, dec)
 

@@ -17,11 +17,13 @@ functions allocate fresh arrays unless they are handed a workspace.
 
 Every model the book trains holds one as its ``work`` attribute (None: fresh arrays at every
 step, which the tests compare with to the last bit): Part I's stacked network, Part II's head,
-Part III's readers, heads, aligners and memory network, and Part IV's translators.  Layers that
-call the same function each take a :func:`part` of the model's workspace, and a recurrent
+Part III's readers, heads, aligners and memory network, and Part IV's translators; Part V's
+adversary trains a Part I network or a reader, whose backward pass uses the reader's.  Layers
+that call the same function each take a :func:`part` of the model's workspace, and a recurrent
 decoder one part per step, since the backward pass reads every step's record.  What a step
-still makes afresh is small: a recurrent cell's (N, H) rows, scores of one query, and the
-parameter-sized gradients it returns.
+still makes afresh is no larger than the attention weights (N, n, m) or a layer's rows (N, n,
+E): weights and their gradients, a LayerNorm's temporaries, a recurrent cell's (N, H) arrays,
+and the parameter-sized gradients it returns.
 
 :func:`keep_freed_memory`, called when the package is imported, also sets glibc's two
 thresholds once, so that freed memory below 32 MB stays with the process: it serves the code
@@ -113,6 +115,17 @@ class Workspace:
         buffer = self._buffers[name] = memory[:size].reshape(shape)
         return buffer
 
+    def part(self, name: str) -> Workspace:
+        """A workspace of its own under ``name``, made at the first call: one per layer of a
+        model, so that layers calling the same function (and so asking for the same buffer
+        names) each keep their own buffers."""
+        found = self._parts.get(name)
+        if found is None:
+            if not isinstance(name, str):
+                raise TypeError(f"name must be a part's name (str), got {name!r}")
+            found = self._parts[name] = Workspace()
+        return found
+
     def __reduce__(self):
         return Workspace, ()
 
@@ -129,10 +142,8 @@ class Workspace:
 def buffer(work: Workspace | None, name: str, shape: tuple) -> np.ndarray | None:
     """``work``'s buffer ``name`` of ``shape``, or None without a workspace: what numpy's
     ``out=`` takes to allocate as usual, so one line of code serves both cases."""
-    if work is None:
+    if _checked(work) is None:
         return None
-    if not isinstance(work, Workspace):
-        raise TypeError(f"work must be a Workspace or None, got {type(work).__name__}")
     found = work._buffers.get(name)
     if found is not None and found.shape == shape:  # every step after the first
         return found
@@ -146,26 +157,26 @@ def scratch(work: Workspace | None, name: str, shape: tuple) -> np.ndarray:
     return np.empty(shape) if found is None else found
 
 
-def rows(table: np.ndarray, ids: np.ndarray, work: Workspace | None, name: str) -> np.ndarray:
-    """``table[ids]``, the rows of an embedding table (V, d) for ids (...) already checked to lie
-    in range: (..., d), into ``work``'s buffer ``name`` when a workspace is given.  numpy's
-    ``take`` writes straight into its ``out`` only in "clip" mode (in "raise" mode it fills a
-    temporary first), and "clip" changes nothing for ids in range."""
-    out = buffer(work, name, ids.shape + table.shape[1:])
-    return np.take(table, ids, axis=0, mode="clip", out=out)
+def take_rows(table: np.ndarray, ids: np.ndarray, work: Workspace | None, name: str) -> np.ndarray:
+    """``table[ids]``, the rows of an embedding table (V, d) for integer ids (...): (..., d), into
+    ``work``'s buffer ``name`` when a workspace is given.  numpy's ``take`` writes straight into
+    an ``out`` only in "clip" mode (in "raise" mode it fills a temporary first), so with a
+    workspace the ids must already have been checked to lie in range, as a training step's
+    are; without one an id out of range raises IndexError, as ``table[ids]`` does."""
+    if work is None:
+        return np.take(table, ids, axis=0)
+    return np.take(
+        table, ids, axis=0, mode="clip", out=buffer(work, name, ids.shape + table.shape[1:])
+    )
 
 
 def part(work: Workspace | None, name: str) -> Workspace | None:
-    """``work``'s part ``name``, a workspace of its own made at the first call, or None without a
-    workspace: one per layer of a model, so that layers calling the same function (and so
-    asking for the same buffer names) each keep their own buffers."""
-    if work is None:
-        return None
-    if not isinstance(work, Workspace):
+    """``work``'s part ``name`` (:meth:`Workspace.part`), or None without a workspace."""
+    return None if _checked(work) is None else work.part(name)
+
+
+def _checked(work):
+    """``work`` itself, refused unless it is a Workspace or None."""
+    if work is not None and not isinstance(work, Workspace):
         raise TypeError(f"work must be a Workspace or None, got {type(work).__name__}")
-    found = work._parts.get(name)
-    if found is None:
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a part's name (str), got {name!r}")
-        found = work._parts[name] = Workspace()
-    return found
+    return work
