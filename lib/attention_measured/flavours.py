@@ -40,7 +40,7 @@ import numpy as np
 from . import checks
 from .attention import softmax, softmax_backward
 from .params import Params, fan_in_normal, initialiser
-from .workspace import buffer, part
+from .workspace import buffer, part, scratch
 
 
 def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
@@ -62,6 +62,13 @@ def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
     return h, s
 
 
+def _zeros(work, name: str, shape: tuple) -> np.ndarray:
+    """Zeros of ``shape``, in ``work``'s buffer ``name`` when a workspace is given."""
+    zeros = scratch(work, name, shape)
+    zeros.fill(0.0)
+    return zeros
+
+
 def _prefix(prefix) -> str:
     """A flavour's prefix for the names of its arrays: letters, digits and underscores."""
     if not isinstance(prefix, str):
@@ -79,6 +86,13 @@ def _sizes(rng, key_size, query_size, steps) -> tuple[int, int, int]:
         checks.integer(query_size, "query_size", 0),
         checks.integer(steps, "steps", 0),
     )
+
+
+def _weights_buffer(work, scores, mask) -> np.ndarray | None:
+    """``work``'s buffer "weights" for the softmax of scores under mask, or None."""
+    if work is None:
+        return None
+    return buffer(work, "weights", np.broadcast_shapes(scores.shape, np.shape(mask)))
 
 
 _NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -126,13 +140,16 @@ class Flavour:
         or None) from grad_scores (N, n, m); ``work`` as in the class docstring."""
         raise NotImplementedError
 
-    def weigh(self, p, scores, s, mask):
-        """Weights (N, n, m) and what the backward pass needs."""
-        return softmax(scores, mask), None
+    def weigh(self, p, scores, s, mask, work=None):
+        """Weights (N, n, m) and what the backward pass needs; ``work``, optional, a workspace
+        whose buffer "weights" receives them."""
+        return softmax(scores, mask, out=_weights_buffer(work, scores, mask)), None
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
-        """Returns (gradients of parameters, grad_scores, grad_s or None)."""
-        return {}, softmax_backward(weights, grad_weights), None
+    def weigh_backward(self, p, scores, s, weights, cache, grad_weights, work=None):
+        """Returns (gradients of parameters, grad_scores, grad_s or None); grad_scores into
+        ``work``'s buffer when a workspace is given."""
+        into = buffer(work, "grad_scores", np.shape(grad_weights))
+        return {}, softmax_backward(weights, grad_weights, out=into), None
 
     def __repr__(self) -> str:
         return f"<flavour {self.name}>"
@@ -148,7 +165,7 @@ class MeanPooling(Flavour):
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
     def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        return {}, np.zeros(np.shape(h)), None
+        return {}, _zeros(work, "grad_h", np.shape(h)), None
 
 
 class FeedForward(Flavour):
@@ -191,7 +208,8 @@ class FeedForward(Flavour):
             self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
             self.key("b"): grad_pre.sum(axis=0) if self.per_position else grad_pre.sum(),
         }
-        return grads, grad_pre[..., None] * p[self.key("w")], None
+        w = p[self.key("w")]
+        return grads, np.multiply(grad_pre[..., None], w, out=buffer(work, "grad_h", h.shape)), None
 
 
 class ContextVector(Flavour):
@@ -267,30 +285,37 @@ class Additive(Flavour):
     def scores(self, p, h, s, work=None):
         h, s = _check_states(h, s, True, self.name, self, p)
         shape = (len(h), s.shape[1], h.shape[1], len(p[self.key("v")]))  # (N, n, m, A)
+        W, U = p[self.key("W")], p[self.key("U")]
+        from_query = np.matmul(s, W.T, out=buffer(work, "from_query", s.shape[:2] + W.shape[:1]))
+        from_keys = np.matmul(h, U.T, out=buffer(work, "from_keys", h.shape[:2] + U.shape[:1]))
         hidden = np.add(
-            (s @ p[self.key("W")].T)[:, :, None, :],
-            (h @ p[self.key("U")].T)[:, None, :, :],
-            out=buffer(work, "hidden", shape),
+            from_query[:, :, None, :], from_keys[:, None, :, :], out=buffer(work, "hidden", shape)
         )
         np.tanh(hidden, out=hidden)  # in place: the largest array of the flavour, made once
-        return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
+        scores = np.matmul(hidden, p[self.key("v")], out=buffer(work, "scores", shape[:3]))
+        return scores, hidden  # (N, n, m), (N, n, m, A)
 
     def scores_backward(self, p, h, s, hidden, grad_scores, work=None):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
+        v_shape = p[self.key("v")].shape  # (A,)
         # grad_pre = grad_scores v (1 - hidden²), (N, n, m, A), with one temporary of its size
         grad_pre = np.multiply(hidden, hidden, out=buffer(work, "grad_pre", hidden.shape))
         np.subtract(1, grad_pre, out=grad_pre)
         grad_pre *= np.multiply(
             grad_scores[..., None], p[self.key("v")], out=buffer(work, "through_v", hidden.shape)
         )
-        from_query, from_keys = grad_pre.sum(axis=2), grad_pre.sum(axis=1)  # (N, n, A), (N, m, A)
+        from_query = grad_pre.sum(
+            axis=2, out=buffer(work, "grad_from_query", s.shape[:2] + v_shape)
+        )
+        from_keys = grad_pre.sum(axis=1, out=buffer(work, "grad_from_keys", h.shape[:2] + v_shape))
         grads = {
             self.key("W"): np.einsum("nia,nis->as", from_query, s),
             self.key("U"): np.einsum("nja,njd->ad", from_keys, h),
             self.key("v"): grad_v,
         }
         grad_h = np.matmul(from_keys, p[self.key("U")], out=buffer(work, "grad_h", h.shape))
-        return grads, grad_h, from_query @ p[self.key("W")]
+        grad_s = np.matmul(from_query, p[self.key("W")], out=buffer(work, "grad_s", s.shape))
+        return grads, grad_h, grad_s
 
 
 class Dot(Flavour):
@@ -314,10 +339,12 @@ class Dot(Flavour):
             raise ValueError(
                 f"dot scores need queries and keys of one size, got {s.shape[-1]} and {h.shape[-1]}"
             )
-        return s @ np.swapaxes(h, 1, 2), None
+        scores = buffer(work, "scores", s.shape[:2] + h.shape[1:2])
+        return np.matmul(s, np.swapaxes(h, 1, 2), out=scores), None
 
     def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        return {}, np.swapaxes(grad_scores, 1, 2) @ s, grad_scores @ h
+        grad_h = np.matmul(np.swapaxes(grad_scores, 1, 2), s, out=buffer(work, "grad_h", h.shape))
+        return {}, grad_h, np.matmul(grad_scores, h, out=buffer(work, "grad_s", s.shape))
 
 
 class General(Flavour):
@@ -338,7 +365,8 @@ class General(Flavour):
         h, s = _check_states(h, s, True, self.name, self, p)
         W = p[self.key("W")]
         projected = np.matmul(h, W.T, out=buffer(work, "projected", h.shape[:2] + W.shape[:1]))
-        return s @ np.swapaxes(projected, 1, 2), projected  # (N, n, m), (N, m, S)
+        scores = buffer(work, "scores", s.shape[:2] + h.shape[1:2])
+        return np.matmul(s, np.swapaxes(projected, 1, 2), out=scores), projected  # (N, n, m)
 
     def scores_backward(self, p, h, s, projected, grad_scores, work=None):
         grad_projected = np.matmul(  # (N, m, S)
@@ -346,7 +374,7 @@ class General(Flavour):
         )
         grads = {self.key("W"): np.einsum("nms,nmd->sd", grad_projected, h)}
         grad_h = np.matmul(grad_projected, p[self.key("W")], out=buffer(work, "grad_h", h.shape))
-        return grads, grad_h, grad_scores @ projected
+        return grads, grad_h, np.matmul(grad_scores, projected, out=buffer(work, "grad_s", s.shape))
 
 
 class Concat(Flavour):
@@ -427,11 +455,13 @@ class Location(Flavour):
                 f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has "
                 f"{h.shape[1]}"
             )
-        return s @ p[self.key("W")].T, None
+        W = p[self.key("W")]
+        return np.matmul(s, W.T, out=buffer(work, "scores", s.shape[:2] + W.shape[:1])), None
 
     def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         grads = {self.key("W"): np.einsum("nim,nis->ms", grad_scores, s)}
-        return grads, np.zeros(np.shape(h)), grad_scores @ p[self.key("W")]
+        grad_s = np.matmul(grad_scores, p[self.key("W")], out=buffer(work, "grad_s", s.shape))
+        return grads, _zeros(work, "grad_h", np.shape(h)), grad_s
 
 
 def _window(centre: np.ndarray, steps: int, half_width: int) -> np.ndarray:
@@ -466,12 +496,13 @@ class LocalM(Flavour):
     def scores_backward(self, p, h, s, cache, grad_scores, work=None):
         return self.inner.scores_backward(p, h, s, cache, grad_scores, work)
 
-    def weigh(self, p, scores, s, mask):
+    def weigh(self, p, scores, s, mask, work=None):
         n, m = scores.shape[-2:]
         window = _window(
             np.broadcast_to(np.arange(n, dtype=float), scores.shape[:-1]), m, self.half_width
         )
-        return softmax(scores, window if mask is None else window & mask), None
+        window = window if mask is None else window & mask
+        return softmax(scores, window, out=_weights_buffer(work, scores, window)), None
 
 
 class LocalP(LocalM):
@@ -507,26 +538,38 @@ class LocalP(LocalM):
         gate = 1.0 / (1.0 + np.exp(-(hidden @ p[self.key("v")])))
         return (steps - 1) * gate, (hidden, gate)
 
-    def weigh(self, p, scores, s, mask):
+    def weigh(self, p, scores, s, mask, work=None):
         if s is None:
             raise ValueError("local-p needs queries to predict its centre from")
         m = scores.shape[-1]
         sigma = self.half_width / 2
         centre, (hidden, gate) = self.centre(p, s, m)
         window = _window(centre, m, self.half_width)
-        inside = softmax(scores, window if mask is None else window & mask)
-        offset = np.arange(m) - centre[..., None]
-        gauss = np.exp(-(offset**2) / (2 * sigma**2))
-        return inside * gauss, (inside, gauss, offset, hidden, gate)
+        window = window if mask is None else window & mask
+        inside = softmax(scores, window, out=_weights_buffer(part(work, "inside"), scores, window))
+        offset = np.subtract(
+            np.arange(m), centre[..., None], out=buffer(work, "offset", inside.shape)
+        )
+        # gauss = exp(−offset² / (2σ²)), each step in one array
+        gauss = np.square(offset, out=buffer(work, "gauss", inside.shape))
+        np.negative(gauss, out=gauss)
+        np.exp(np.divide(gauss, 2 * sigma**2, out=gauss), out=gauss)
+        weights = np.multiply(inside, gauss, out=buffer(work, "weights", inside.shape))
+        return weights, (inside, gauss, offset, hidden, gate)
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
+    def weigh_backward(self, p, scores, s, weights, cache, grad_weights, work=None):
         inside, gauss, offset, hidden, gate = cache
         m = scores.shape[-1]
         sigma = self.half_width / 2
-        grad_scores = softmax_backward(inside, grad_weights * gauss)
-        grad_centre = (grad_weights * inside * gauss * offset).sum(
-            axis=-1
-        ) / sigma**2  # d gauss / d p
+        through_gauss = np.multiply(
+            grad_weights, gauss, out=buffer(work, "grad_scores", gauss.shape)
+        )
+        grad_scores = softmax_backward(inside, through_gauss, out=through_gauss)  # in place
+        # d gauss / d p: Σ_j grad_weights · inside · gauss · offset / σ², left to right
+        product = np.multiply(grad_weights, inside, out=buffer(work, "product", gauss.shape))
+        product *= gauss
+        product *= offset
+        grad_centre = product.sum(axis=-1) / sigma**2
         grad_logit = grad_centre * (m - 1) * gate * (1 - gate)  # (N, n)
         grad_v = np.einsum("ni,nia->a", grad_logit, hidden)
         grad_pre = grad_logit[..., None] * p[self.key("v")] * (1 - hidden * hidden)  # (N, n, A)
@@ -578,7 +621,7 @@ def attend(flavour: Flavour, p, h, s=None, mask=None, work=None) -> Attention:
     checks.params(p, "p", ())
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
     scores, score_cache = flavour.scores(p, h, s, part(work, "scores"))
-    weights, weight_cache = flavour.weigh(p, scores, s, mask)
+    weights, weight_cache = flavour.weigh(p, scores, s, mask, part(work, "weigh"))
     context = np.matmul(weights, h, out=buffer(work, "context", weights.shape[:2] + h.shape[2:]))
     return Attention(scores, weights, context, score_cache, weight_cache)
 
@@ -602,18 +645,22 @@ def attend_backward(
     h = checks.array(h, "h", ndim=3, copy=False)
     if s is not None:
         s = checks.array(s, "s", copy=False)
-    through_context = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
+    through_context = np.matmul(  # context = a h
+        grad_context, np.swapaxes(h, 1, 2), out=buffer(work, "grad_weights", att.weights.shape)
+    )
     if grad_weights is None:
         grad_weights = through_context
-    else:
-        grad_weights = through_context + checks.array(
-            grad_weights, "grad_weights", shape=att.weights.shape, copy=False
+    else:  # through_context is this call's own array
+        grad_weights = np.add(
+            through_context,
+            checks.array(grad_weights, "grad_weights", shape=att.weights.shape, copy=False),
+            out=through_context,
         )
     grad_h = np.matmul(
         np.swapaxes(att.weights, 1, 2), grad_context, out=buffer(work, "grad_h", h.shape)
     )
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
-        p, att.scores, s, att.weights, att.weight_cache, grad_weights
+        p, att.scores, s, att.weights, att.weight_cache, grad_weights, part(work, "weigh")
     )
     score_grads, grad_h_scores, grad_s = flavour.scores_backward(
         p, h, s, att.score_cache, grad_scores, part(work, "scores")

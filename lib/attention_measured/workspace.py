@@ -21,9 +21,9 @@ Part III's readers, heads, aligners and memory network, and Part IV's translator
 adversary trains a Part I network or a reader, whose backward pass uses the reader's.  Layers
 that call the same function each take a :func:`part` of the model's workspace, and a recurrent
 decoder one part per step, since the backward pass reads every step's record.  What a step
-still makes afresh is no larger than the attention weights (N, n, m) or a layer's rows (N, n,
-E): weights and their gradients, a LayerNorm's temporaries, a recurrent cell's (N, H) arrays,
-and the parameter-sized gradients it returns.
+still makes afresh is smaller than what it keeps: a LayerNorm's temporaries, a recurrent
+cell's (N, H) arrays and the encoder's states, one number per row (a softmax's maxima and sums,
+Part I's logits), and the parameter-sized gradients it returns.
 
 :func:`keep_freed_memory`, called when the package is imported, also sets glibc's two
 thresholds once, so that freed memory below 32 MB stays with the process: it serves the code
