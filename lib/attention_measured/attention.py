@@ -192,15 +192,16 @@ def scaled_dot_product_attention(q, k, v, mask=None, work: Workspace | None = No
     receive both, as in training, or None for fresh arrays.
     """
     q, k, v = _check_qkv(q, k, v)
-    batch, n, m = _batch(q, k, v), q.shape[-2], k.shape[-2]
-    shape = batch + (n, m)
-    if work is not None and mask is not None:  # a mask may add leading axes to the weights
-        shape = _as_mask(mask, shape).shape
-    into = buffer(work, "weights", shape)  # the scores, then the weights written over them
+    into = output = None  # fresh arrays, unless a workspace is given
+    if work is not None:
+        shape = _batch(q, k, v) + (q.shape[-2], k.shape[-2])
+        if mask is not None:  # a mask may add leading axes to the weights
+            shape = _as_mask(mask, shape).shape
+        into = buffer(work, "weights", shape)  # the scores, then the weights written over them
+        output = buffer(work, "output", shape[:-1] + v.shape[-1:])
     scores = np.matmul(q, np.swapaxes(k, -1, -2), out=into)
     scores /= np.sqrt(q.shape[-1])
     weights = softmax(scores, mask, out=into)  # in place, with a workspace
-    output = buffer(work, "output", weights.shape[:-1] + v.shape[-1:])
     return np.matmul(weights, v, out=output), weights
 
 
