@@ -7,8 +7,8 @@ package also calls `workspace.keep_freed_memory`, which sets glibc's two thresho
 `ATTENTION_MEASURED_KEEP_FREED_MEMORY=0` leaves glibc's own moving thresholds in place.  The
 setting lasts as long as the process, so each training runs in a fresh process of its own, as a
 reader's first run does: each time is that process's first training, with its seconds in the
-kernel (page faults) beside it.  Each way runs twice, the two ways alternating, and the faster
-run of each counts.  The results must agree to the last bit, which the benchmark checks; the
+kernel (page faults) beside it.  Each way runs three times, the two ways alternating, and the
+fastest run of each counts.  The results must agree to the last bit, which the benchmark checks; the
 ratios are printed with their target, never asserted.
 """
 
@@ -97,7 +97,7 @@ def main() -> None:
         return
     ratios, same = [], True
     for name, code in TRAININGS.items():
-        runs = [_child(code, keep) for _ in range(2) for keep in (False, True)]
+        runs = [_child(code, keep) for _ in range(3) for keep in (False, True)]
         own, kept = (min(runs[way::2], key=lambda run: run["seconds"]) for way in (0, 1))
         if len({run["bits"] for run in runs}) > 1:
             own = {**own, "bits": "the runs differ"}
