@@ -40,7 +40,7 @@ import numpy as np
 from . import checks
 from .attention import softmax, softmax_backward
 from .params import Params, fan_in_normal, initialiser
-from .workspace import buffer, part, scratch
+from .workspace import buffer, linear, part, scratch
 
 
 def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
@@ -104,10 +104,10 @@ class Flavour:
     ``init(rng, key_size, query_size, steps)`` draws the flavour's own parameters, named with
     ``prefix`` so that two flavours can share one
     :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
-    flavour is local).  ``work``, in both score methods: a
-    :class:`~attention_measured.workspace.Workspace` for the flavour's arrays with an axis
-    beyond (N, n, m), such as the additive score's (N, n, m, A), or None for fresh arrays; a
-    flavour whose arrays are no larger than its scores makes them afresh either way.
+    flavour is local).  ``work``, in all four: a
+    :class:`~attention_measured.workspace.Workspace` for the flavour's arrays (scores, weights,
+    what the backward pass reads, gradients), or None for fresh arrays; the scores of the
+    flavours without a query, (N, 1, m), stay fresh either way.
     """
 
     name = "flavour"
@@ -236,9 +236,7 @@ class ContextVector(Flavour):
 
     def scores(self, p, h, s, work=None):
         h, _ = _check_states(h, s, False, self.name, self, p)
-        W = p[self.key("W")]
-        u = np.matmul(h, W.T, out=buffer(work, "u", h.shape[:2] + W.shape[:1]))  # (N, m, A)
-        u += p[self.key("b")]
+        u = linear(h, p[self.key("W")], p[self.key("b")], work, "u")  # (N, m, A)
         return (np.tanh(u, out=u) @ p[self.key("u")])[:, None, :], u
 
     def scores_backward(self, p, h, s, u, grad_scores, work=None):

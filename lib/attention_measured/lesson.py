@@ -272,10 +272,13 @@ def _along_steps(x: np.ndarray, direction: np.ndarray, work=None, name: str = ""
     """direction · x_t in the steps-first layout: x (C, T, 1..., N), direction (R..., C) -> (T,
     R..., N); into ``work``'s buffer ``name`` when a workspace is given.
     """
-    shape = np.broadcast_shapes(x.shape[1:], direction.shape[:-1] + (1,))
-    out = np.multiply(x[0], direction[..., 0, None], out=buffer(work, name, shape))
+    into = term = None  # fresh arrays, unless a workspace is given
+    if work is not None:
+        shape = np.broadcast_shapes(x.shape[1:], direction.shape[:-1] + (1,))
+        into, term = buffer(work, name, shape), buffer(work, "term", shape)
+    out = np.multiply(x[0], direction[..., 0, None], out=into)
     for c in range(1, len(x)):
-        out += np.multiply(x[c], direction[..., c, None], out=buffer(work, "term", shape))
+        out += np.multiply(x[c], direction[..., c, None], out=term)
     return out
 
 

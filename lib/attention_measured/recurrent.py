@@ -30,7 +30,7 @@ from .blas import one_thread
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
 from .params import Params, fan_in_normal, initialiser
-from .workspace import Workspace, buffer, part, scratch
+from .workspace import Workspace, buffer, linear, part, scratch
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -372,12 +372,7 @@ class EncoderDecoder:
             if self.flavour is not None:
                 record["weights"] = np.stack([st.attention.weights[:, 0] for st in steps], axis=1)
         record["features"] = features
-        logits = np.matmul(
-            features,
-            p["out.weight"].T,
-            out=buffer(work, "logits", features.shape[:2] + p["out.bias"].shape),
-        )
-        logits += p["out.bias"]
+        logits = linear(features, p["out.weight"], p["out.bias"], work, "logits")  # (N, n, V)
         return logits, steps, record
 
     @checks.model_params

@@ -41,7 +41,7 @@ from .flavours import (
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, part, take_rows
+from .workspace import Workspace, buffer, linear, part, take_rows
 
 
 def _flavour(flavour) -> Flavour:
@@ -227,10 +227,7 @@ class Reader:
         inputs = self._check(inputs)
         if scale is not None:
             inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
-        h = np.matmul(
-            inputs, p["enc_E"].T, out=buffer(work, "h", inputs.shape[:2] + (self.hidden,))
-        )
-        h += p["enc_c"]
+        h = linear(inputs, p["enc_E"], p["enc_c"], work, "h")  # (N, T, D)
         if self.encoder == "tanh":
             np.tanh(h, out=h)  # h is this call's own array
         if keep is not None:
@@ -465,10 +462,7 @@ class Aligner:
             )
             att.context = np.take_along_axis(h, chosen[..., None], axis=1)
             extra["chosen"] = chosen
-        logits = np.matmul(
-            att.context, p["out_W"].T, out=buffer(work, "logits", (n, self.length, self.vocabulary))
-        )
-        logits += p["out_b"]
+        logits = linear(att.context, p["out_W"], p["out_b"], work, "logits")  # (N, L, V)
         return Pass(h, att, logits, extra)
 
     @checks.model_params

@@ -31,7 +31,7 @@ from .blas import one_thread
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .translation import draw_batch, draw_padded_batch, shifted_right
-from .workspace import Workspace, buffer, part, take_rows
+from .workspace import Workspace, buffer, linear, part, take_rows
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -157,12 +157,10 @@ def _attention(p, prefix: str, x, memory, heads: int, mask, work=None):
 def _feed_forward(p, x, work=None):
     """linear2(relu(linear1(x))): torch's position-wise feed-forward, width F in the middle.
     ``work``: the sublayer's workspace, or None."""
-    wide = x.shape[:-1] + p["linear1.bias"].shape  # (N, n, F)
-    pre = np.matmul(x, p["linear1.weight"].T, out=buffer(work, "pre", wide))
-    pre += p["linear1.bias"]
+    pre = linear(x, p["linear1.weight"], p["linear1.bias"], work, "pre")
+    wide = pre.shape  # (N, n, F)
     hidden = np.maximum(pre, 0.0, out=buffer(work, "hidden", wide))
-    out = np.matmul(hidden, p["linear2.weight"].T, out=buffer(work, "out", x.shape))
-    out += p["linear2.bias"]
+    out = linear(hidden, p["linear2.weight"], p["linear2.bias"], work, "out")
 
     def back(grad_out):
         # the hidden layer's gradient, in the buffer of grad_pre that is written over it
@@ -601,10 +599,7 @@ class Transformer:
             backs.append((f"decoder.layers.{i}.", layer_backs))
             weights.append(w)
         out, norm_back = _final_norm(p, "decoder.norm", x, part(work, "norm"))
-        logits = np.matmul(
-            out, p["out.weight"].T, out=buffer(work, "logits", out.shape[:-1] + p["out.bias"].shape)
-        )
-        logits += p["out.bias"]
+        logits = linear(out, p["out.weight"], p["out.bias"], work, "logits")  # (N, n, V)
         return logits, weights, Decoded(previous, backs, norm_back, out)
 
     def _previous(self, target) -> np.ndarray:

@@ -170,6 +170,17 @@ def take_rows(table: np.ndarray, ids: np.ndarray, work: Workspace | None, name: 
     )
 
 
+def linear(
+    x: np.ndarray, weight: np.ndarray, bias: np.ndarray, work: Workspace | None, name: str
+) -> np.ndarray:
+    """torch's ``Linear``, x Wᵀ + b, for x (..., I), weight (O, I) and bias (O,): (..., O), into
+    ``work``'s buffer ``name`` when a workspace is given (the bias added in place, so the numbers
+    are those of ``x @ weight.T + bias``)."""
+    out = np.matmul(x, weight.T, out=buffer(work, name, x.shape[:-1] + weight.shape[:1]))
+    out += bias
+    return out
+
+
 def part(work: Workspace | None, name: str) -> Workspace | None:
     """``work``'s part ``name`` (:meth:`Workspace.part`), or None without a workspace."""
     return None if _checked(work) is None else work.part(name)
