@@ -46,16 +46,23 @@ def test_the_phone_drawing_raises_small_text_and_the_figure_is_restored(fig):
     assert (fig.get_size_inches() == size).all() and legend.get_fontsize() == 7
 
 
-def test_a_figure_is_drawn_five_times_for_its_two_drawings(fig, monkeypatch):
-    # twice for each tight PNG (one draw finds the box), once to fit the titles on a phone;
-    # every measure of text reads the drawing just made
-    draws = []
+def test_a_figure_is_drawn_five_times_for_its_two_drawings_and_laid_out_twice(fig, monkeypatch):
+    # twice for each tight PNG (one draw finds the box), once to fit the labels on a phone;
+    # every measure of text size reads the drawing just made, and each drawing's overlaps a
+    # layout without a picture
+    draws, layouts = [], []
     draw = matplotlib.figure.Figure.draw
+    lay_out = matplotlib.figure.Figure.draw_without_rendering
     monkeypatch.setattr(
         matplotlib.figure.Figure, "draw", lambda f, r: draws.append(f) or draw(f, r)
     )
+    monkeypatch.setattr(
+        matplotlib.figure.Figure,
+        "draw_without_rendering",
+        lambda f: layouts.append(f) or lay_out(f),
+    )
     phone_figures.drawings(fig, bbox_inches="tight")
-    assert len(draws) == 5
+    assert len(layouts) == 2 and len(draws) == 5 + 2
 
 
 def test_a_figure_without_text_has_no_smallest_text():
@@ -228,5 +235,97 @@ def test_on_a_phone_titles_fit_their_axes_and_crowded_numbers_are_thinned_but_no
             assert len(words) == 12
         assert axes[0]._left_title.get_text() == title
         assert len(axes[0].get_xticklabels()) == 12
+    finally:
+        plt.close(fig)
+
+
+def test_on_a_phone_x_labels_fit_their_axes_and_no_texts_run_together():
+    with plots.style():
+        fig, axes = plots.figure(1, 2, height=2.4, sharey=True)
+    label = "a long label under one of two panels"
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_xlabel(label)
+    try:
+        # drawn side by side at a phone's width without wrapping, the two labels meet
+        fig.set_size_inches(phone_figures.PHONE_WIDTH, 2.4)
+        for ax in axes:
+            ax.xaxis.label.set_fontsize(phone_figures.PHONE_TEXT)
+        assert (label, label) in phone_figures.overlapping_texts(fig)
+        fig.set_size_inches(plots.COLUMN, 2.4)
+        with phone_figures._for_a_phone(fig):
+            renderer = fig.canvas.get_renderer()
+            for ax in axes:
+                assert "\n" in ax.xaxis.label.get_text()
+                width = ax.xaxis.label.get_window_extent(renderer).width
+                assert width <= ax.get_window_extent(renderer).width
+            assert phone_figures.overlapping_texts(fig) == []
+        assert axes[0].xaxis.label.get_text() == label
+        _, meta = phone_figures.drawings(fig, bbox_inches="tight")
+        assert meta["overlaps"] == [] and meta["phone_overlaps"] == []
+    finally:
+        plt.close(fig)
+
+
+def test_texts_count_only_the_tick_labels_drawn_inside_the_limits():
+    with plots.style():
+        fig, ax = plots.figure(height=2.4)
+    ax.plot([0, 1], [0, 1])
+    ax.set_xticks([-5, 0, 1, 5], ["far left", "0", "1", "far right"])
+    ax.set_xlim(-0.1, 1.1)
+    try:
+        texts = [t.get_text() for t in phone_figures._texts(fig)]
+        assert "0" in texts and "1" in texts
+        assert "far left" not in texts and "far right" not in texts
+    finally:
+        plt.close(fig)
+
+
+def test_turned_labels_count_as_overlapping_only_where_their_slanted_boxes_meet():
+    with plots.style():
+        fig, ax = plots.figure(height=2.4)
+    words = ["the", "and", "of", "everyone", "has", "right", "in", "one", "shall", "be"]
+    ax.bar(range(len(words)), np.arange(len(words)))
+    # upright boxes around labels at 60 degrees overlap; the labels themselves do not
+    ax.set_xticks(range(len(words)), words, rotation=60)
+    try:
+        assert phone_figures.overlapping_texts(fig) == []
+        ax.text(0.5, 0.5, "one slanted note", rotation=30, transform=ax.transAxes)
+        ax.text(0.5, 0.5, "another on it", rotation=30, transform=ax.transAxes)
+        assert phone_figures.overlapping_texts(fig) == [("one slanted note", "another on it")]
+    finally:
+        plt.close(fig)
+
+
+def test_on_a_phone_words_under_ticks_wrap_into_the_room_between_them():
+    with plots.style():
+        fig, ax = plots.figure(height=2.8)
+    words = ["attention", "gradient", "attention ×\ngradient", "gradient × input", "leave one out"]
+    ax.scatter(range(5), range(5))
+    ax.set_xticks(range(5), words)
+    try:
+        with phone_figures._for_a_phone(fig):
+            fig.canvas.draw()
+            shown = [t.get_text() for t in ax.get_xticklabels()]
+            assert "\n" in shown[3] and "\n" in shown[4]  # the two that ran together
+            assert phone_figures.overlapping_texts(fig) == []
+        assert [t.get_text() for t in ax.get_xticklabels()] == words
+    finally:
+        plt.close(fig)
+
+
+def test_on_a_phone_slanted_words_that_meet_stand_upright():
+    words = "the and to of everyone has right in one shall be or are no all equal with as law"
+    words = [*words.split(), "freedom"]
+    with plots.style():
+        fig, ax = plots.figure(height=2.8)
+    ax.bar(range(len(words)), np.arange(len(words)))
+    ax.set_xticks(range(len(words)), words, rotation=60, fontsize=9)
+    try:
+        assert phone_figures.overlapping_texts(fig) == []  # the column has room
+        with phone_figures._for_a_phone(fig):
+            assert {t.get_rotation() for t in ax.get_xticklabels()} == {90}
+            assert phone_figures.overlapping_texts(fig) == []
+        assert {t.get_rotation() for t in ax.get_xticklabels()} == {60}
     finally:
         plt.close(fig)

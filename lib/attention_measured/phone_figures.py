@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import io
 import textwrap
 import warnings
 from collections.abc import Callable
 
 import matplotlib.text
+import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 from PIL import Image
 
 PHONE_WIDTH = 4.6  # inches: about 480 px with a tight box, shown in 358 px at 390 px (0.75)
@@ -50,15 +53,32 @@ def smallest_text_px(fig: Figure, dpi: float = DPI, drawn: bool = False) -> floa
     return min(sizes, default=float("inf")) * dpi / 72
 
 
-def _texts(fig: Figure, drawn: bool = False) -> list[matplotlib.text.Text]:
+def _texts(fig: Figure, drawn: bool = False, shown: bool = True) -> list[matplotlib.text.Text]:
+    """The texts a drawing of ``fig`` shows: visible, not blank, and for a tick label, of a tick
+    inside its axis' limits (matplotlib keeps the labels of the ticks beyond them, undrawn), on
+    an axis that is on.  ``shown=False``: every tick label too, as a narrower drawing may show
+    another tick."""
     if not drawn:
         fig.canvas.draw()  # ticks are laid out when drawn
+    undrawn = set()
+    for ax in fig.axes if shown else ():
+        for axis in ax._axis_map.values():
+            ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+            if not (ax.axison and axis.get_visible()):  # an axis turned off shows no text
+                shown = set()
+                undrawn.update((id(axis.label), id(axis.offsetText)))
+            else:
+                shown = {id(tick) for tick in axis._update_ticks()}
+            for tick in ticks:
+                if id(tick) not in shown:
+                    undrawn.update((id(tick.label1), id(tick.label2)))
     return [
         text
         for text in fig.findobj(matplotlib.text.Text)
         if text.get_visible()
         and text.get_text().strip()
         and (text.axes is None or text.axes.get_visible())
+        and id(text) not in undrawn
     ]
 
 
@@ -139,11 +159,11 @@ def _boxes_fitted(fig: Figure) -> None:
         fig.set_size_inches(width, height * min(need, STRETCH))
 
 
-def _titles_fitted(fig: Figure) -> bool:
-    """Rewrap each axes' titles that are wider than the axes (they would run into the next
-    panel's), word by word; again once, since a title of more lines changes the layout.
-    Returns whether the last drawing is of the figure as it now is (no title was rewrapped
-    after it)."""
+def _labels_fitted(fig: Figure) -> bool:
+    """Rewrap each axes' titles and x-axis label that are wider than the axes (they would run
+    into the next panel's), word by word; again once, since a label of more lines changes the
+    layout.  Returns whether the last drawing is of the figure as it now is (no label was
+    rewrapped after it)."""
     for _ in range(2):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
@@ -152,13 +172,65 @@ def _titles_fitted(fig: Figure) -> bool:
             if not ax.get_visible():
                 continue
             room = ax.get_window_extent(renderer).width
-            for title in (ax.title, ax._left_title, ax._right_title):
-                if title.get_text() and _extent(title, renderer).width > room:
-                    title.set_text(_fitted(title, title.get_text(), room, renderer))
+            for label in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+                if label.get_text() and _extent(label, renderer).width > room:
+                    label.set_text(_fitted(label, label.get_text(), room, renderer))
                     rewrapped = True
         if not rewrapped:
             return True
     return False
+
+
+def _corners(text: matplotlib.text.Text, renderer) -> np.ndarray:
+    """The four corners (4, 2) of ``text``'s box on the screen, turned with the text: a label
+    at 60 degrees fills a slanted strip, not the upright box around it."""
+    box = _extent(text, renderer)
+    degrees = text.get_rotation()
+    if degrees % 90 == 0:
+        flat = (box.width, box.height) if degrees % 180 == 0 else (box.height, box.width)
+    else:
+        text.set_rotation(0)
+        upright = _extent(text, renderer)
+        text.set_rotation(degrees)
+        flat = (upright.width, upright.height)
+    turn = np.deg2rad(degrees)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    half = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * np.array(flat) / 2
+    # a turned rectangle is centred where the upright box around it is
+    return np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]) + half @ rotation.T
+
+
+def _meet(a: np.ndarray, b: np.ndarray, by: float = 1.0) -> bool:
+    """Whether two convex quadrilaterals (4, 2) overlap by more than ``by`` pixels along every
+    direction that could separate them (their edges' normals)."""
+    for quad in (a, b):
+        for edge in quad[1:3] - quad[0:2]:
+            normal = np.array([-edge[1], edge[0]]) / np.hypot(*edge)
+            pa, pb = a @ normal, b @ normal
+            if min(pa.max(), pb.max()) - max(pa.min(), pb.min()) <= by:
+                return False
+    return True
+
+
+def overlapping_texts(fig: Figure) -> list[tuple[str, str]]:
+    """The pairs of texts ``fig`` shows that are drawn over one another (by more than a pixel
+    each way, each text's box turned with it), as their strings: labels that run together.
+    The figure is laid out afresh first, without drawing a picture.
+    """
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    # laid out at the figure's own size: after a tight PNG, labels placed in screen
+    # coordinates are still where the tight box had moved them
+    fig.draw_without_rendering()
+    texts = _texts(fig, drawn=True)
+    renderer = fig.canvas.get_renderer()
+    corners = [_corners(t, renderer) for t in texts]
+    return [
+        (a.get_text(), b.get_text())
+        for i, (a, quad_a) in enumerate(zip(texts, corners))
+        for b, quad_b in zip(texts[i + 1 :], corners[i + 1 :])
+        if _meet(quad_a, quad_b)
+    ]
 
 
 def _a_number(text: str) -> bool:
@@ -169,14 +241,16 @@ def _a_number(text: str) -> bool:
     return True
 
 
-def _ticks_thinned(fig: Figure, drawn: bool = False) -> list[matplotlib.text.Text]:
-    """Hide every second numeric x tick label of an axes whose labels run together (words are
-    never hidden); returns the labels hidden, for the caller to show again.  ``drawn``: the
-    figure was just drawn as it is."""
+def _ticks_fitted(fig: Figure, drawn: bool = False) -> list[Callable[[], None]]:
+    """Make room between x tick labels that run together: hide every second number, wrap
+    upright words onto lines as wide as the space between two ticks, and stand slanted ones
+    upright; words are never hidden.
+    Returns what undoes each change, for the caller.  ``drawn``: the figure was just drawn as
+    it is."""
     if not drawn:
         fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    hidden = []
+    undo = []
     for ax in fig.axes:
         low, high = sorted(ax.get_xlim())
         labels = [  # the labels drawn: of the ticks inside the axes, with text
@@ -186,14 +260,39 @@ def _ticks_thinned(fig: Figure, drawn: bool = False) -> list[matplotlib.text.Tex
             and tick.label1.get_visible()
             and tick.label1.get_text().strip()
         ]
-        if len(labels) < 3 or not all(_a_number(t.get_text()) for t in labels):
+        if len(labels) < 2:
             continue
         boxes = [_extent(t, renderer) for t in labels]
-        if any(b.x0 < a.x1 + 2 for a, b in zip(boxes, boxes[1:])):
+        if not any(b.x0 < a.x1 + 2 for a, b in zip(boxes, boxes[1:])):
+            continue
+        if len(labels) >= 3 and all(_a_number(t.get_text()) for t in labels):
             for label in labels[1::2]:
                 label.set_visible(False)
-                hidden.append(label)
-    return hidden
+                undo.append(functools.partial(label.set_visible, True))
+            continue
+        if any(t.get_rotation() for t in labels):
+            # slanted words that meet are stood upright, where they need only a line's height
+            corners = [_corners(t, renderer) for t in labels]
+            if any(_meet(a, b) for a, b in zip(corners, corners[1:])):
+                for label in labels:
+                    undo.append(functools.partial(label.set_rotation, label.get_rotation()))
+                    label.set_rotation(90)
+            continue
+        centres = [(b.x0 + b.x1) / 2 for b in boxes]
+        room = min(b - a for a, b in zip(centres, centres[1:])) - 4
+        # each label as it is shown, rewrapped in its own font (a draw sets the texts again)
+        wrapped = {t.get_text(): _fitted(t, t.get_text(), room, renderer) for t in labels}
+        formatter, default = ax.xaxis.get_major_formatter(), ax.xaxis.isDefault_majfmt
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda x, pos, f=formatter, w=wrapped: w.get(f(x, pos), f(x, pos)))
+        )
+        undo.append(functools.partial(_formatter_restored, ax.xaxis, formatter, default))
+    return undo
+
+
+def _formatter_restored(axis, formatter, default: bool) -> None:
+    axis.set_major_formatter(formatter)
+    axis.isDefault_majfmt = default
 
 
 @contextlib.contextmanager
@@ -204,7 +303,7 @@ def _for_a_phone(fig: Figure, drawn: bool = False):
     restored after.  ``drawn``: the figure was just saved as it is (see _texts).
     """
     size = fig.get_size_inches().copy()
-    texts = _texts(fig, drawn)
+    texts = _texts(fig, drawn, shown=False)
     sizes = [t.get_fontsize() for t in texts]
     strings = [t.get_text() for t in texts]
     labels = [
@@ -224,15 +323,15 @@ def _for_a_phone(fig: Figure, drawn: bool = False):
         text.set_fontsize(max(points * scale, PHONE_TEXT))
     for label in labels:
         label.set_text(textwrap.fill(label.get_text(), LINE))
-    hidden = []
+    undo = []
     try:
         _boxes_fitted(fig)
         if not drawing:
-            hidden = _ticks_thinned(fig, drawn=_titles_fitted(fig))
+            undo = _ticks_fitted(fig, drawn=_labels_fitted(fig))
         yield
     finally:
-        for label in hidden:
-            label.set_visible(True)
+        for step in undo:
+            step()
         fig.set_size_inches(size)
         for text, points, string in zip(texts, sizes, strings):
             text.set_fontsize(points)
@@ -276,7 +375,7 @@ def drawn_for_a_phone(fig: Figure, draw: Callable[[], Figure]) -> Figure:
     return fig
 
 
-def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float]:
+def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, list]:
     import matplotlib.pyplot as plt
 
     phone = draw()
@@ -287,7 +386,7 @@ def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float]:
         if width > PHONE_WIDTH + 1e-9:
             raise ValueError(f"a phone variant is {width} in wide: at most {PHONE_WIDTH}")
         png = _png(phone, **kwargs)
-        return png, smallest_text_px(phone, drawn=True)
+        return png, smallest_text_px(phone, drawn=True), overlapping_texts(phone)
     finally:
         plt.close(phone)
 
@@ -296,18 +395,21 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     """(the column's PNG, metadata with the phone variant): what a page's output stores.
 
     The metadata holds ``phone`` (the variant's PNG, base64), ``text_px`` and
-    ``phone_text_px`` (the smallest text of each, in image pixels).  ``kwargs`` go to
-    ``savefig`` for both drawings, as Jupyter's inline backend passes them.
+    ``phone_text_px`` (the smallest text of each, in image pixels), and ``overlaps`` and
+    ``phone_overlaps`` (each drawing's texts that run together, :func:`overlapping_texts`; a
+    test over every page wants none).  ``kwargs`` go to ``savefig`` for both drawings, as
+    Jupyter's inline backend passes them.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
     # each measure of text reads the drawing just saved, since every draw lays the figure out
-    # again: 5 draws in all, twice for each tight PNG and once to fit the phone's titles
+    # again: 5 draws in all, twice for each tight PNG and once to fit the phone's labels
     column = _png(fig, **kwargs)
     column_px = smallest_text_px(fig, drawn=True)
+    column_overlaps = overlapping_texts(fig)
     draw = getattr(fig, "_phone_variant", None)
     if draw is not None:
-        phone, phone_px = _own_variant(draw, **kwargs)
+        phone, phone_px, phone_overlaps = _own_variant(draw, **kwargs)
     else:
         # a layout that collapses on the way (narrowed too far, say) warns; what counts is
         # the drawing served, and the warnings are the phone's, not the page's
@@ -315,14 +417,17 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
             warnings.simplefilter("always")
             phone, collapsed = _narrow_enough(fig, **kwargs)
             phone_px = smallest_text_px(fig, drawn=True)
+            phone_overlaps = overlapping_texts(fig)
         if collapsed:
             # the layout gave up at a phone's width: serve the column's drawing, whose small
             # text the browser tests then report, rather than empty axes
-            phone, phone_px = column, column_px
+            phone, phone_px, phone_overlaps = column, column_px, column_overlaps
     return column, {
         "text_px": round(column_px, 2),
+        "overlaps": [list(pair) for pair in column_overlaps],
         "phone": base64.b64encode(phone).decode("ascii"),
         "phone_text_px": round(phone_px, 2),
+        "phone_overlaps": [list(pair) for pair in phone_overlaps],
     }
 
 
