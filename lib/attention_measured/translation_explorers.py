@@ -145,6 +145,9 @@ MEASURES = {
 }
 
 
+UNSEEN = "lengths never seen in training"  # the shading's label, drawn once per axes
+
+
 def plot_lengths(
     ax, names=CURVE_MODELS, measure: str = "exact", length: int | None = None, beam=None
 ):
@@ -156,14 +159,16 @@ def plot_lengths(
     curves = comparison.length_curves(names, beam=beam)
     lengths = curves["lengths"]
     top = 100 if measure == "bleu" else 1
-    ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
-    ax.text(
-        translation.TRAIN_LENGTHS[1] + 1,
-        1.08 * top,
-        "never seen in training",
-        fontsize=9,
-        va="top",
-    )
+    if not any(t.get_gid() == UNSEEN for t in ax.texts):  # once, if greedy and beam share ax
+        ax.axvspan(translation.TRAIN_LENGTHS[1] + 0.5, lengths[-1] + 0.5, color="#eeeeee", lw=0)
+        ax.text(
+            translation.TRAIN_LENGTHS[1] + 1,
+            1.08 * top,
+            "never seen in training",
+            fontsize=9,
+            va="top",
+            gid=UNSEEN,
+        )
     for name in names:
         values = curves[name][measure]
         colour = CURVE_COLOURS.get(name, plots.INK)
