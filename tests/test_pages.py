@@ -59,6 +59,32 @@ def test_no_code_or_output_line_is_wider_than_the_column(path):
             assert len(line) <= book.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_cell_prints_into_one_box_and_no_box_is_empty(path):
+    # tools/refresh.py joins the pieces the kernel sends; a lone print() would be an empty box
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        streams = [o for o in cell.get("outputs", []) if o["output_type"] == "stream"]
+        for output, after in zip(cell.get("outputs", []), cell.get("outputs", [])[1:]):
+            same = output["output_type"] == after["output_type"] == "stream"
+            assert not (same and output["name"] == after["name"]), f"{path.name} cell {index}"
+        for output in streams:
+            assert "".join(output["text"]).strip(), f"{path.name} cell {index}: an empty box"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_figure_draws_one_text_over_another(path):
+    # measured on both drawings when the page ran (phone_figures.overlapping_texts)
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("image/png", {})
+            if "phone" not in meta:
+                continue
+            where = f"{path.name} cell {index}"
+            assert "phone_overlaps" in meta, f"{where}: stored before overlaps were measured"
+            assert meta["overlaps"] == [], f"{where}, at 1280 px: {meta['overlaps']}"
+            assert meta["phone_overlaps"] == [], f"{where}, on a phone: {meta['phone_overlaps']}"
+
+
 def test_the_table_of_flavours_lists_every_flavour_of_the_library():
     from attention_measured import flavours
 

@@ -13,6 +13,26 @@ import nbformat
 from nbclient import NotebookClient
 
 
+def streams_joined(cell) -> None:
+    """Join a cell's consecutive printed outputs to the same stream into one, as the page shows
+    them: the kernel sends a print in pieces that depend on timing, and each piece stored apart
+    becomes a box of its own on the page (an empty one for a lone newline)."""
+    outputs = []
+    for output in cell.get("outputs", []):
+        previous = outputs[-1] if outputs else None
+        if (
+            output["output_type"] == "stream"
+            and previous is not None
+            and previous["output_type"] == "stream"
+            and previous["name"] == output["name"]
+        ):
+            previous["text"] += output["text"]
+        else:
+            outputs.append(output)
+    if "outputs" in cell:
+        cell["outputs"] = outputs
+
+
 def refresh(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -24,6 +44,8 @@ def refresh(path: Path) -> None:
     )
     start = time.perf_counter()
     client.execute()
+    for cell in notebook.cells:
+        streams_joined(cell)
     nbformat.write(notebook, path)
     print(f"{path}: {len(notebook.cells)} cells in {time.perf_counter() - start:.1f} s")
 
