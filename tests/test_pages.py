@@ -4,6 +4,7 @@ The browser tests measure the same on the built pages; this reads the stored not
 fails before a build and names the line.
 """
 
+import ast
 import json
 from pathlib import Path
 
@@ -57,6 +58,42 @@ def test_no_code_or_output_line_is_wider_than_the_column(path):
             lines = []
         for line in lines + output_text(cell).splitlines():
             assert len(line) <= book.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
+
+
+def names(source):
+    """(the names a cell defines, the names it reads), an IPython line such as %pip passed over."""
+    lines = []
+    for line in source.splitlines():
+        text = line.lstrip()
+        magic = text[:1] in ("%", "!") and text[1:2].isalpha()
+        lines.append(line[: len(line) - len(text)] + "pass" if magic else line)
+    defined, read = set(), set()
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else defined).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return defined, read
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_visible_name_comes_from_a_hidden_cell(path):
+    # a reader who copies the code they see must be able to run it
+    seen, unseen = set(), set()
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        defined, read = names("".join(cell["source"]))
+        if {"remove-cell", "remove-input"} & set(cell["metadata"].get("tags", [])):
+            unseen |= defined - seen
+            continue
+        hidden = sorted((read - defined - seen) & unseen)
+        assert not hidden, f"{path.name} cell {index} reads {hidden} from a hidden cell"
+        seen |= defined
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
