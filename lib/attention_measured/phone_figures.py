@@ -65,12 +65,12 @@ def _texts(fig: Figure, drawn: bool = False, shown: bool = True) -> list[matplot
         for axis in ax._axis_map.values():
             ticks = axis.get_major_ticks() + axis.get_minor_ticks()
             if not (ax.axison and axis.get_visible()):  # an axis turned off shows no text
-                shown = set()
+                drawn_ticks = set()
                 undrawn.update((id(axis.label), id(axis.offsetText)))
             else:
-                shown = {id(tick) for tick in axis._update_ticks()}
+                drawn_ticks = {id(tick) for tick in axis._update_ticks()}
             for tick in ticks:
-                if id(tick) not in shown:
+                if id(tick) not in drawn_ticks:
                     undrawn.update((id(tick.label1), id(tick.label2)))
     return [
         text
@@ -402,8 +402,9 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
-    # each measure of text reads the drawing just saved, since every draw lays the figure out
-    # again: 5 draws in all, twice for each tight PNG and once to fit the phone's labels
+    # each measure of text size reads the drawing just saved, since every draw lays the figure
+    # out again: 5 draws in all, twice for each tight PNG and once to fit the phone's labels;
+    # each measure of overlaps lays the figure out once more, without drawing a picture
     column = _png(fig, **kwargs)
     column_px = smallest_text_px(fig, drawn=True)
     column_overlaps = overlapping_texts(fig)
