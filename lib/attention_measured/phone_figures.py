@@ -224,12 +224,18 @@ def overlapping_texts(fig: Figure) -> list[tuple[str, str]]:
     fig.draw_without_rendering()
     texts = _texts(fig, drawn=True)
     renderer = fig.canvas.get_renderer()
-    corners = [_corners(t, renderer) for t in texts]
+    if len(texts) < 2:
+        return []
+    corners = np.array([_corners(t, renderer) for t in texts])  # (n, 4, 2)
+    low, high = corners.min(axis=1), corners.max(axis=1)  # (n, 2): the upright boxes
+    # only texts whose upright boxes meet can meet: test those pairs (a figure of a few
+    # hundred numbers has tens of thousands of pairs, and few that touch)
+    reach = np.minimum(high[:, None], high[None]) - np.maximum(low[:, None], low[None])
+    near = np.triu((reach > 1).all(axis=-1), k=1)
     return [
-        (a.get_text(), b.get_text())
-        for i, (a, quad_a) in enumerate(zip(texts, corners))
-        for b, quad_b in zip(texts[i + 1 :], corners[i + 1 :])
-        if _meet(quad_a, quad_b)
+        (texts[i].get_text(), texts[j].get_text())
+        for i, j in zip(*np.nonzero(near))
+        if _meet(corners[i], corners[j])
     ]
 
 
