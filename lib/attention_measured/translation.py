@@ -69,6 +69,7 @@ SPECIALS = (PAD, BOS, EOS)  # ids 0, 1, 2 in both vocabularies
 SOURCE_WORDS = SPECIALS + tuple(word for words in LEXICON.values() for word in words)
 TARGET_WORDS = SPECIALS + tuple(word for words in LEXICON.values() for word in words.values())
 DICTIONARY = {source: target for words in LEXICON.values() for source, target in words.items()}
+PART_OF_SPEECH = {word: kind for kind, words in LEXICON.items() for word in words}  # source words
 SOURCE_IDS = {word: i for i, word in enumerate(SOURCE_WORDS)}
 TARGET_IDS = {word: i for i, word in enumerate(TARGET_WORDS)}
 
@@ -143,35 +144,34 @@ def translate(source) -> Sentence:
     unknown = sorted({w for w in words if w not in DICTIONARY})
     if unknown:
         raise ValueError(f"unknown source words {unknown}; the dictionary is translation.LEXICON")
-    kinds = {w: kind for kind, ws in LEXICON.items() for w in ws}
     order, position = [], 0
 
     def phrase(at: int) -> int:
         """Parse a noun phrase at ``at``; return its length."""
-        if at < len(words) and kinds[words[at]] == "determiner":
-            if at + 1 < len(words) and kinds[words[at + 1]] == "noun":
+        if at < len(words) and PART_OF_SPEECH[words[at]] == "determiner":
+            if at + 1 < len(words) and PART_OF_SPEECH[words[at + 1]] == "noun":
                 return 2
-            if at + 2 < len(words) and kinds[words[at + 1]] == "adjective":
-                if kinds[words[at + 2]] == "noun":
+            if at + 2 < len(words) and PART_OF_SPEECH[words[at + 1]] == "adjective":
+                if PART_OF_SPEECH[words[at + 2]] == "noun":
                     return 3
         raise ValueError(f"expected a noun phrase at word {at} of {' '.join(words)!r}")
 
     while True:
         start, subject = position, phrase(position)
         verb_at = position + subject
-        if verb_at >= len(words) or kinds[words[verb_at]] != "verb":
+        if verb_at >= len(words) or PART_OF_SPEECH[words[verb_at]] != "verb":
             raise ValueError(f"expected a verb at word {verb_at} of {' '.join(words)!r}")
         obj = phrase(verb_at + 1)
         clause = _phrase_order(start, subject) + _phrase_order(verb_at + 1, obj)
         position = verb_at + 1 + obj
-        if position < len(words) and kinds[words[position]] == "preposition":
+        if position < len(words) and PART_OF_SPEECH[words[position]] == "preposition":
             place = phrase(position + 1)
             clause += _phrase_order(position + 1, place) + [position]
             position += 1 + place
         order += clause + [verb_at]
         if position == len(words):
             break
-        if kinds[words[position]] != "conjunction":
+        if PART_OF_SPEECH[words[position]] != "conjunction":
             raise ValueError(f"expected 'and' or the end at word {position} of {' '.join(words)!r}")
         order.append(position)
         position += 1
