@@ -1,15 +1,16 @@
-"""Every Part's training with glibc's own allocator thresholds, against memory kept, side by side.
+"""The library's one speed trick of memory, measured: every training in a fresh process with glibc's
+own allocator thresholds, against freed memory kept (`workspace.keep_freed_memory`), side by side.
 
-Every model the book trains writes its step's arrays into a `workspace.Workspace`, so that no
-step after the first asks the allocator for its largest arrays, whatever the allocator does with
-freed memory.  This benchmark checks that no training relies on the allocator: importing the
-package also calls `workspace.keep_freed_memory`, which sets glibc's two thresholds once, and
-`ATTENTION_MEASURED_KEEP_FREED_MEMORY=0` leaves glibc's own moving thresholds in place.  The
-setting lasts as long as the process, so each training runs in a fresh process of its own, as a
-reader's first run does: each time is that process's first training, with its seconds in the
-kernel (page faults) beside it.  Each way runs three times, the two ways alternating, and the
-fastest run of each counts.  The results must agree to the last bit, which the benchmark checks; the
-ratios are printed with their target, never asserted.
+The book's models are written plainly: each training step allocates its arrays afresh.  That is
+cheap only while the allocator keeps freed memory for the next step; glibc, in a fresh process,
+gives a block above 128 KB back to the system at once, and every step then pays page faults to
+get its memory again.  Importing the package calls `workspace.keep_freed_memory`, which sets
+glibc's two thresholds once; `ATTENTION_MEASURED_KEEP_FREED_MEMORY=0` leaves glibc's own moving
+thresholds in place.  The setting lasts as long as the process, so each training runs in a fresh
+process of its own, as a reader's first run does: each time is that process's first training,
+with its seconds in the kernel (page faults) beside it.  Each way runs three times, the two ways
+alternating, and the fastest run of each counts.  The results must agree to the last bit, which
+the benchmark checks; the gains are printed, never asserted.
 """
 
 import json
@@ -71,7 +72,7 @@ print(json.dumps({{"seconds": seconds, "kernel": kernel, "faults": faults, "bits
 """
 
 
-TARGET = 1.2  # glibc's own thresholds ÷ memory kept, for every training (timing noise is ~10%)
+WORTH = 1.2  # a gain worth a trick: the largest gain, glibc's own thresholds ÷ memory kept
 
 
 def _child(code: str, keep: bool) -> dict:
@@ -109,11 +110,10 @@ def main() -> None:
             f"{kept['faults']:>6} faults: {ratios[-1]:.2f}x, "
             + ("same bits" if own["bits"] == kept["bits"] else "DIFFERENT BITS")
         )
-    met = max(ratios) <= TARGET and same
     print(
-        f"  slowest with glibc's own thresholds: {max(ratios):.2f}x the time with memory kept "
-        f"(target <= {TARGET}x with the same bits, no training relying on the allocator: "
-        f"{'met' if met else 'NOT met'})"
+        f"  keeping freed memory gains up to {max(ratios):.2f}x "
+        f"({'kept: it pays' if max(ratios) >= WORTH else 'it pays no more: drop it'}), "
+        + ("the same bits either way" if same else "DIFFERENT BITS")
     )
 
 

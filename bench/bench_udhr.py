@@ -10,10 +10,9 @@ every time.
 The allocator used to matter.  A step makes arrays of about 160 KB (206 tokens x 98 scores); in
 a fresh process glibc hands memory of that size back to the kernel as soon as it is freed and
 pays page faults to get it again, until a larger array (a few MB) has been freed and glibc
-raises its thresholds.  The head's step now writes its largest arrays into a
-`workspace.Workspace` allocated once, so the fresh process and the process after a 4 MB free
-should time alike; importing the package also sets glibc's thresholds itself
-(`workspace.keep_freed_memory`, timed on its own by `bench_allocator.py`).
+raises its thresholds.  Importing the package sets glibc's thresholds itself
+(`workspace.keep_freed_memory`, timed on its own by `bench_allocator.py`), so the fresh process
+and the process after a 4 MB free should time alike.
 """
 
 import contextlib

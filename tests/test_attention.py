@@ -3,7 +3,6 @@ import pytest
 from gradcheck import numeric_gradient
 
 from attention_measured import attention
-from attention_measured.workspace import Workspace
 
 
 def random(shape, seed):
@@ -197,37 +196,6 @@ def test_multi_head_backward_matches_finite_differences():
         np.testing.assert_allclose(
             grads[name], numeric_gradient(objective, a), atol=1e-6, err_msg=name
         )
-
-
-@pytest.mark.parametrize("masked", [False, True])
-def test_a_workspace_gives_multi_head_attention_the_same_bits_and_is_reused(masked):
-    args = list(mha_setup(seed=3))
-    r = np.random.RandomState(4)
-    biases = [r.normal(size=6), r.normal(size=6), r.normal(size=4), r.normal(size=4)]
-    mask = np.array([[True, True, False, True]] * 3) if masked else None
-    direction = r.normal(size=(2, 3, 4))
-    kept = {}
-    out, weights = attention.multi_head_attention(*args, 2, mask, biases, kept)
-    grads = attention.multi_head_attention_backward(
-        *args, 2, weights, direction, biases=biases, kept=kept
-    )
-    work, held = Workspace(), None
-    for _ in range(3):  # the first pass allocates the buffers, the others write into them
-        kept = {}
-        reused_out, reused_weights = attention.multi_head_attention(
-            *args, 2, mask, biases, kept, work=work
-        )
-        np.testing.assert_array_equal(reused_out, out)
-        np.testing.assert_array_equal(reused_weights, weights)
-        reused = attention.multi_head_attention_backward(
-            *args, 2, weights, direction, biases=biases, kept=kept, work=work
-        )
-        for name, value in grads.items():
-            np.testing.assert_array_equal(reused[name], value, err_msg=name)
-        now = {name: id(array) for name, array in work._buffers.items()}
-        assert held in (None, now)
-        held = now
-    assert np.shares_memory(reused_weights, work._buffers["weights"])
 
 
 def test_softmax_writes_into_out_with_and_without_a_mask():

@@ -104,22 +104,3 @@ def test_bad_arguments():
         memory.stories(length=9)
     with pytest.raises(ValueError, match="unknown word"):
         memory.bag_of_words([["where", "is", "bob"]])
-
-
-def test_a_training_step_reuses_its_buffers_and_changes_no_number():
-    data = memory.stories(30, 2, seed=3)
-    encoded = memory.encode(data)
-    model = memory.MemoryNetwork(2)
-    p = model.init(1)
-    fresh = memory.MemoryNetwork(2).loss_and_grads(p, encoded, data.answers)
-    first = model.loss_and_grads(p, encoded, data.answers)
-    held = {name: id(array) for name, array in model.work._buffers.items()}
-    again = model.loss_and_grads(p, encoded, data.answers)  # writes into the same buffers
-    assert {name: id(array) for name, array in model.work._buffers.items()} == held
-    for loss, grads in (first, again):
-        assert loss == fresh[0]
-        for name in grads:
-            np.testing.assert_array_equal(grads[name], fresh[1][name], err_msg=name)
-    # the forward pass a reader calls keeps its own arrays
-    _, _, (_, embedded) = model.forward(p, *encoded)
-    assert not any(np.shares_memory(e, b) for e in embedded for b in model.work._buffers.values())

@@ -1,6 +1,5 @@
 """Part II, sections 1 to 3: the corpus, the head written out by hand, and its training."""
 
-import pickle
 import re
 
 import numpy as np
@@ -10,7 +9,6 @@ from gradcheck import numeric_gradient
 
 from attention_measured import attention, recall, training, udhr
 from attention_measured.params import Params
-from attention_measured.workspace import Workspace, buffer
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
@@ -433,36 +431,3 @@ def test_a_remembered_training_still_checks_its_progress_flag():
     udhr.train(epochs=1)
     with pytest.raises(TypeError, match="progress must be True or False"):
         udhr.train(epochs=1, progress=0)
-
-
-@pytest.mark.parametrize("query", udhr.QUERIES)
-def test_a_workspace_changes_no_gradient_and_is_reused(query):
-    batch, params = udhr.make_batch(SMALL), udhr.init_params(2, query)
-    loss, grads = udhr.loss_and_gradients(params, batch)
-    work = Workspace()
-    for _ in range(2):  # the second pass writes into the buffers the first allocated
-        reused_loss, reused = udhr.loss_and_gradients(params, batch, work)
-        assert reused_loss == loss
-        for name in grads:
-            np.testing.assert_array_equal(reused[name], grads[name], err_msg=name)
-    held = {name: id(array) for name, array in work._buffers.items()}
-    udhr.loss_and_gradients(params, batch, work)
-    assert {name: id(array) for name, array in work._buffers.items()} == held
-    assert work.nbytes > 0 and "buffers" in repr(work)
-
-
-def test_a_workspace_hands_out_one_buffer_per_name_and_shape():
-    work = Workspace()
-    first = work("scores", (3, 4))
-    assert work("scores", (3, 4)) is first and work("scores", (2, 4)).shape == (2, 4)
-    assert buffer(None, "scores", (3, 4)) is None
-    assert pickle.loads(pickle.dumps(work)).nbytes == 0  # scratch is never stored
-    with pytest.raises(TypeError, match="work must be a Workspace or None"):
-        buffer({}, "scores", (3, 4))
-    smaller = work("scores", (2, 4))  # a smaller shape is a view of the same memory
-    assert smaller.shape == (2, 4) and np.shares_memory(smaller, first)
-    assert work("scores", (5, 4)).shape == (5, 4) and work.nbytes == 5 * 4 * 8  # grown
-    with pytest.raises(ValueError, match="shape must be a tuple of sizes"):
-        work("scores", (3, -1))
-    with pytest.raises(TypeError, match="name must be a buffer's name"):
-        work(3, (3, 4))

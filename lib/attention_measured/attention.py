@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .workspace import Workspace, buffer
 
 
 def _as_mask(mask, shape) -> np.ndarray | None:
@@ -67,8 +66,7 @@ def softmax(
     weight.  Returns weights of the broadcast shape; masked steps get exactly 0, and a row with
     no allowed step is all zeros.  A row whose allowed scores include +inf shares its weight
     equally among those.  ``out``, optional: a float array of that shape to hold the weights,
-    which may be ``scores`` itself (a training step's scratch; see
-    :mod:`~attention_measured.workspace`).
+    which may be ``scores`` itself.
     """
     trusted = checks.trusting()  # inside fit's loop: the first step checked what the rest get
     if not trusted:
@@ -182,38 +180,27 @@ def _batch(*arrays) -> tuple:
     return np.broadcast_shapes(*(a.shape[:-2] for a in arrays))
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, work: Workspace | None = None):
+def scaled_dot_product_attention(q, k, v, mask=None):
     """Each query's weighted average of the values (section 2).
 
     q: (..., n, d) queries, k: (..., m, d) keys, v: (..., m, dv) values, mask: boolean
     broadcastable to (..., n, m), True where a query may attend. Returns ``(output, weights)``
     of shapes (..., n, dv) and (..., n, m), with weights = softmax(q kᵀ / sqrt(d)) and output =
-    weights v.  ``work``: a :class:`~attention_measured.workspace.Workspace` whose buffers
-    receive both, as in training, or None for fresh arrays.
+    weights v.
     """
     q, k, v = _check_qkv(q, k, v)
-    into = output = None  # fresh arrays, unless a workspace is given
-    if work is not None:
-        shape = _batch(q, k, v) + (q.shape[-2], k.shape[-2])
-        if mask is not None:  # a mask may add leading axes to the weights
-            shape = _as_mask(mask, shape).shape
-        into = buffer(work, "weights", shape)  # the scores, then the weights written over them
-        output = buffer(work, "output", shape[:-1] + v.shape[-1:])
-    scores = np.matmul(q, np.swapaxes(k, -1, -2), out=into)
+    scores = q @ np.swapaxes(k, -1, -2)
     scores /= np.sqrt(q.shape[-1])
-    weights = softmax(scores, mask, out=into)  # in place, with a workspace
-    return np.matmul(weights, v, out=output), weights
+    weights = softmax(scores, mask)
+    return weights @ v, weights
 
 
-def scaled_dot_product_attention_backward(
-    q, k, v, weights, grad_output, work: Workspace | None = None
-):
+def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
     """Gradients of :func:`scaled_dot_product_attention` (section 2).
 
     q, k, v, weights as in the forward pass (weights already carry the mask); grad_output: (...,
     n, dv).  Returns (grad_q, grad_k, grad_v) shaped like q, k and v (with their leading axes
-    broadcast).  Each line undoes one forward line, in reverse order.  ``work``: a workspace
-    whose buffers receive them, or None for fresh arrays.
+    broadcast).  Each line undoes one forward line, in reverse order.
     """
     q, k, v = _check_qkv(q, k, v)
     batch = _batch(q, k, v)
@@ -230,23 +217,13 @@ def scaled_dot_product_attention_backward(
             f"got {grad_output.shape}"
         )
     scale = 1.0 / np.sqrt(q.shape[-1])
-    n, m = weights.shape[-2:]
-    out = {  # where each gradient goes: fresh arrays (None), or the workspace's buffers
-        name: buffer(work, name, batch + shape)
-        for name, shape in (
-            ("grad_v", (m, v.shape[-1])),
-            ("grad_scores", (n, m)),
-            ("grad_q", (n, q.shape[-1])),
-            ("grad_k", (m, k.shape[-1])),
-        )
-    }
-    grad_v = np.matmul(np.swapaxes(weights, -1, -2), grad_output, out=out["grad_v"])  # o = w v
-    # the weights' gradient, in the buffer of the scores' gradient that is written over it
-    grad_weights = np.matmul(grad_output, np.swapaxes(v, -1, -2), out=out["grad_scores"])
-    grad_scores = softmax_backward(weights, grad_weights, out=grad_weights)  # w = softmax(s)
+    grad_v = np.swapaxes(weights, -1, -2) @ grad_output  # o = w v
+    grad_weights = grad_output @ np.swapaxes(v, -1, -2)
+    # w = softmax(s); the scores' gradient is written over the weights', this call's own array
+    grad_scores = softmax_backward(weights, grad_weights, out=grad_weights)
     grad_scores *= scale
-    grad_q = np.matmul(grad_scores, k, out=out["grad_q"])  # scores = q kᵀ * scale
-    grad_k = np.matmul(np.swapaxes(grad_scores, -1, -2), q, out=out["grad_k"])
+    grad_q = grad_scores @ k  # scores = q kᵀ * scale
+    grad_k = np.swapaxes(grad_scores, -1, -2) @ q
     return grad_q, grad_k, grad_v
 
 
@@ -294,13 +271,10 @@ def as_rows(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1, x.shape[-1])
 
 
-def _project(x: np.ndarray, W: np.ndarray, work=None, name: str = "") -> np.ndarray:
-    """x @ W for x (..., d_in) and W (d_in, d_out), as one matrix product over all leading axes;
-    into ``work``'s buffer ``name`` when a workspace is given."""
-    shape = x.shape[:-1] + (W.shape[1],)
-    into = buffer(work, name, shape)
-    rows = np.matmul(as_rows(x), W, out=None if into is None else as_rows(into))
-    return rows.reshape(shape)
+def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """x @ W for x (..., d_in) and W (d_in, d_out), as one matrix product over all leading
+    axes."""
+    return (as_rows(x) @ W).reshape(x.shape[:-1] + (W.shape[1],))
 
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
@@ -313,19 +287,14 @@ def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     return np.swapaxes(x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads)), -2, -3)
 
 
-def merge_heads(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def merge_heads(x: np.ndarray) -> np.ndarray:
     """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part III, several
-    heads).  ``out``, optional: a contiguous float array of that shape to write into."""
+    heads)."""
     x = checks.array(x, "x", finite=False, copy=False)
     if x.ndim < 3:
         raise ValueError(f"x must be (..., H, n, dh), got shape {x.shape}")
     x = np.swapaxes(x, -2, -3)
-    if out is None:
-        return x.reshape(x.shape[:-2] + (-1,))
-    if out.shape != x.shape[:-2] + (x.shape[-2] * x.shape[-1],) or not out.flags.c_contiguous:
-        raise ValueError(f"out must be a contiguous array of shape {x.shape[:-2] + (-1,)}")
-    np.copyto(out.reshape(x.shape), x)  # a view of out: the same numbers as the copy above
-    return out
+    return x.reshape(x.shape[:-2] + (-1,))
 
 
 def _check_heads(W_q, W_k, W_v, W_o, heads):
@@ -378,19 +347,14 @@ def _check_queries_keys(queries, keys, W_q):
     return queries, keys
 
 
-def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases, work=None):
-    """Queries, keys and values projected and split into heads: each (..., H, ·, d_head); into
-    ``work``'s buffers "q", "k" and "v" when a workspace is given."""
+def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
+    """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
     pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
-    projected = (_project(x, W, work, name) for (x, W, _), name in zip(pairs, "qkv"))
-    return tuple(
-        split_heads(np.add(x, b, out=None if work is None else x), heads)
-        for x, (_, _, b) in zip(projected, pairs)
-    )
+    return tuple(split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
 
 
 def multi_head_attention(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None, work=None
+    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None
 ):
     """Multi-head attention with explicit projections (Part III, several heads).
 
@@ -402,9 +366,7 @@ def multi_head_attention(
     added after each projection (Part IV's layers have them, as torch's do).  ``kept``, optional,
     an empty dict that receives the heads' projected queries, keys and values and their outputs
     before W_o, for :func:`multi_head_attention_backward` to read instead of computing them
-    again, as training does.  ``work``: a :class:`~attention_measured.workspace.Workspace`,
-    one per layer, whose buffers receive these arrays in training, or None for fresh arrays.
-    Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
+    again, as training does.  Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
     """
     W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
     b = _check_biases(biases, W_q, W_k, W_v, W_o)
@@ -414,17 +376,14 @@ def multi_head_attention(
         raise ValueError(f"mask must be (..., n, m), True where a query may attend; got {mask!r}")
     if kept is not None and not isinstance(kept, dict):
         raise TypeError(f"kept must be a dict to fill, or None; got {type(kept).__name__}")
-    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b, work)
+    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
     head_mask = None if mask is None else head_mask[..., None, :, :]
-    outputs, weights = scaled_dot_product_attention(q, k, v, head_mask, work)
-    shape = outputs.shape[:-3] + (outputs.shape[-2], W_v.shape[1])
-    merged = merge_heads(outputs, out=buffer(work, "merged", shape))
+    outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
+    merged = merge_heads(outputs)
     if kept is not None:
         kept.update(q=q, k=k, v=v, merged=merged)
-    output = _project(merged, W_o, work, "projected")
-    if biases is None:
-        return output, weights
-    return np.add(output, b[3], out=None if work is None else output), weights
+    output = _project(merged, W_o)
+    return (output if biases is None else output + b[3]), weights
 
 
 def multi_head_attention_backward(
@@ -439,12 +398,10 @@ def multi_head_attention_backward(
     grad_output,
     biases=None,
     kept=None,
-    work=None,
 ):
     """Gradients of :func:`multi_head_attention`, given its weights and grad_output (..., n,
     d_out); ``kept``: what the forward pass kept for it (its ``kept`` argument), or None to
-    compute it again; ``work``: the layer's workspace, as for the forward pass.  Returned
-    arrays of the size of the inputs live in the workspace's buffers until the next step.
+    compute it again.
 
     Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
     argument; weight gradients summed over the leading axes), and b_q, b_k, b_v, b_o when
@@ -470,22 +427,16 @@ def multi_head_attention_backward(
         q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
         merged = merge_heads(weights @ v)
     grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o
-    grad_merged = _project(grad_output, W_o.T, work, "grad_merged")
-    grad_q, grad_k, grad_v = scaled_dot_product_attention_backward(
-        q, k, v, weights, split_heads(grad_merged, heads), work
-    )
+    grad_merged = _project(grad_output, W_o.T)
     grad_q, grad_k, grad_v = (
-        merge_heads(g, out=buffer(work, f"{name} merged", g.shape[:-3] + (g.shape[-2], width)))
-        for g, name, width in (
-            (grad_q, "grad_q", W_q.shape[1]),
-            (grad_k, "grad_k", W_k.shape[1]),
-            (grad_v, "grad_v", W_v.shape[1]),
+        merge_heads(g)
+        for g in scaled_dot_product_attention_backward(
+            q, k, v, weights, split_heads(grad_merged, heads)
         )
     )
-    grad_keys = _project(grad_k, W_k.T, work, "grad_keys")
     grads = {
-        "grad_queries": _project(grad_q, W_q.T, work, "grad_queries"),
-        "grad_keys": np.add(grad_keys, _project(grad_v, W_v.T, work, "grad_values"), out=grad_keys),
+        "grad_queries": _project(grad_q, W_q.T),
+        "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),
         "W_q": as_rows(queries).T @ as_rows(grad_q),
         "W_k": as_rows(keys).T @ as_rows(grad_k),
         "W_v": as_rows(keys).T @ as_rows(grad_v),

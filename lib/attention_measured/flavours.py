@@ -40,7 +40,6 @@ import numpy as np
 from . import checks
 from .attention import softmax, softmax_backward
 from .params import Params, fan_in_normal, initialiser
-from .workspace import buffer, linear, part, scratch
 
 
 def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
@@ -62,13 +61,6 @@ def _check_states(h, s, needs_query: bool, name: str, flavour=None, p=None):
     return h, s
 
 
-def _zeros(work, name: str, shape: tuple) -> np.ndarray:
-    """Zeros of ``shape``, in ``work``'s buffer ``name`` when a workspace is given."""
-    zeros = scratch(work, name, shape)
-    zeros.fill(0.0)
-    return zeros
-
-
 def _prefix(prefix) -> str:
     """A flavour's prefix for the names of its arrays: letters, digits and underscores."""
     if not isinstance(prefix, str):
@@ -88,13 +80,6 @@ def _sizes(rng, key_size, query_size, steps) -> tuple[int, int, int]:
     )
 
 
-def _weights_buffer(work, scores, mask) -> np.ndarray | None:
-    """``work``'s buffer "weights" for the softmax of scores under mask, or None."""
-    if work is None:
-        return None
-    return buffer(work, "weights", np.broadcast_shapes(scores.shape, np.shape(mask)))
-
-
 _NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -104,10 +89,7 @@ class Flavour:
     ``init(rng, key_size, query_size, steps)`` draws the flavour's own parameters, named with
     ``prefix`` so that two flavours can share one
     :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
-    flavour is local).  ``work``, in all four: a
-    :class:`~attention_measured.workspace.Workspace` for the flavour's arrays (scores, weights,
-    what the backward pass reads, gradients), or None for fresh arrays; the scores of the
-    flavours without a query, (N, 1, m), stay fresh either way.
+    flavour is local).
     """
 
     name = "flavour"
@@ -130,26 +112,23 @@ class Flavour:
         _sizes(rng, key_size, query_size, steps)
         return Params({})
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         """(Scores e (N, n, m), what the backward pass needs) for hidden states h (N, m, D) and
-        queries s (N, n, S) or None; ``work`` as in the class docstring."""
+        queries s (N, n, S) or None."""
         raise NotImplementedError
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
+    def scores_backward(self, p, h, s, cache, grad_scores):
         """Returns (gradients of this flavour's parameters, grad_h (N, m, D), grad_s (N, n, S)
-        or None) from grad_scores (N, n, m); ``work`` as in the class docstring."""
+        or None) from grad_scores (N, n, m)."""
         raise NotImplementedError
 
-    def weigh(self, p, scores, s, mask, work=None):
-        """Weights (N, n, m) and what the backward pass needs; ``work``, optional, a workspace
-        whose buffer "weights" receives them."""
-        return softmax(scores, mask, out=_weights_buffer(work, scores, mask)), None
+    def weigh(self, p, scores, s, mask):
+        """Weights (N, n, m) and what the backward pass needs."""
+        return softmax(scores, mask), None
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights, work=None):
-        """Returns (gradients of parameters, grad_scores, grad_s or None); grad_scores into
-        ``work``'s buffer when a workspace is given."""
-        into = buffer(work, "grad_scores", np.shape(grad_weights))
-        return {}, softmax_backward(weights, grad_weights, out=into), None
+    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
+        """Returns (gradients of parameters, grad_scores, grad_s or None)."""
+        return {}, softmax_backward(weights, grad_weights), None
 
     def __repr__(self) -> str:
         return f"<flavour {self.name}>"
@@ -160,12 +139,12 @@ class MeanPooling(Flavour):
 
     name = "mean pooling"
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        return {}, _zeros(work, "grad_h", np.shape(h)), None
+    def scores_backward(self, p, h, s, cache, grad_scores):
+        return {}, np.zeros(np.shape(h)), None
 
 
 class FeedForward(Flavour):
@@ -192,7 +171,7 @@ class FeedForward(Flavour):
             }
         )
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
         b = p[self.key("b")]
         if self.per_position and np.shape(b) != (h.shape[1],):
@@ -202,14 +181,14 @@ class FeedForward(Flavour):
         e = np.tanh(h @ p[self.key("w")] + b)  # (N, m)
         return e[:, None, :], e
 
-    def scores_backward(self, p, h, s, e, grad_scores, work=None):
+    def scores_backward(self, p, h, s, e, grad_scores):
         grad_pre = grad_scores.sum(axis=1) * (1 - e * e)  # (N, m)
         grads = {
             self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
             self.key("b"): grad_pre.sum(axis=0) if self.per_position else grad_pre.sum(),
         }
         w = p[self.key("w")]
-        return grads, np.multiply(grad_pre[..., None], w, out=buffer(work, "grad_h", h.shape)), None
+        return grads, grad_pre[..., None] * w, None
 
 
 class ContextVector(Flavour):
@@ -234,27 +213,21 @@ class ContextVector(Flavour):
             }
         )
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
-        u = linear(h, p[self.key("W")], p[self.key("b")], work, "u")  # (N, m, A)
-        return (np.tanh(u, out=u) @ p[self.key("u")])[:, None, :], u
+        u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
+        return (u @ p[self.key("u")])[:, None, :], u
 
-    def scores_backward(self, p, h, s, u, grad_scores, work=None):
+    def scores_backward(self, p, h, s, u, grad_scores):
         g = grad_scores.sum(axis=1)  # (N, m)
         grad_u_w = np.einsum("nm,nma->a", g, u)
-        # grad_pre = g u_w (1 − u²), (N, m, A), in that order, in one array
-        grad_pre = np.multiply(
-            g[..., None], p[self.key("u")], out=buffer(work, "grad_pre", u.shape)
-        )
-        square = np.multiply(u, u, out=buffer(work, "square", u.shape))
-        grad_pre *= np.subtract(1, square, out=square)
+        grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)  # (N, m, A)
         grads = {
             self.key("W"): np.einsum("nma,nmd->ad", grad_pre, h),
             self.key("b"): grad_pre.sum(axis=(0, 1)),
             self.key("u"): grad_u_w,
         }
-        grad_h = np.matmul(grad_pre, p[self.key("W")], out=buffer(work, "grad_h", h.shape))
-        return grads, grad_h, None
+        return grads, grad_pre @ p[self.key("W")], None
 
 
 class Additive(Flavour):
@@ -280,40 +253,24 @@ class Additive(Flavour):
             }
         )
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
-        shape = (len(h), s.shape[1], h.shape[1], len(p[self.key("v")]))  # (N, n, m, A)
-        W, U = p[self.key("W")], p[self.key("U")]
-        from_query = np.matmul(s, W.T, out=buffer(work, "from_query", s.shape[:2] + W.shape[:1]))
-        from_keys = np.matmul(h, U.T, out=buffer(work, "from_keys", h.shape[:2] + U.shape[:1]))
-        hidden = np.add(
-            from_query[:, :, None, :], from_keys[:, None, :, :], out=buffer(work, "hidden", shape)
-        )
-        np.tanh(hidden, out=hidden)  # in place: the largest array of the flavour, made once
-        scores = np.matmul(hidden, p[self.key("v")], out=buffer(work, "scores", shape[:3]))
-        return scores, hidden  # (N, n, m), (N, n, m, A)
+        from_query = s @ p[self.key("W")].T  # (N, n, A)
+        from_keys = h @ p[self.key("U")].T  # (N, m, A)
+        hidden = np.tanh(from_query[:, :, None, :] + from_keys[:, None, :, :])  # (N, n, m, A)
+        return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
 
-    def scores_backward(self, p, h, s, hidden, grad_scores, work=None):
+    def scores_backward(self, p, h, s, hidden, grad_scores):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
-        v_shape = p[self.key("v")].shape  # (A,)
-        # grad_pre = grad_scores v (1 - hidden²), (N, n, m, A), with one temporary of its size
-        grad_pre = np.multiply(hidden, hidden, out=buffer(work, "grad_pre", hidden.shape))
-        np.subtract(1, grad_pre, out=grad_pre)
-        grad_pre *= np.multiply(
-            grad_scores[..., None], p[self.key("v")], out=buffer(work, "through_v", hidden.shape)
-        )
-        from_query = grad_pre.sum(
-            axis=2, out=buffer(work, "grad_from_query", s.shape[:2] + v_shape)
-        )
-        from_keys = grad_pre.sum(axis=1, out=buffer(work, "grad_from_keys", h.shape[:2] + v_shape))
+        grad_pre = (1 - hidden * hidden) * (grad_scores[..., None] * p[self.key("v")])
+        from_query = grad_pre.sum(axis=2)  # (N, n, A)
+        from_keys = grad_pre.sum(axis=1)  # (N, m, A)
         grads = {
             self.key("W"): np.einsum("nia,nis->as", from_query, s),
             self.key("U"): np.einsum("nja,njd->ad", from_keys, h),
             self.key("v"): grad_v,
         }
-        grad_h = np.matmul(from_keys, p[self.key("U")], out=buffer(work, "grad_h", h.shape))
-        grad_s = np.matmul(from_query, p[self.key("W")], out=buffer(work, "grad_s", s.shape))
-        return grads, grad_h, grad_s
+        return grads, from_keys @ p[self.key("U")], from_query @ p[self.key("W")]
 
 
 class Dot(Flavour):
@@ -331,18 +288,16 @@ class Dot(Flavour):
             )
         return Params({})
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if s.shape[-1] != h.shape[-1]:
             raise ValueError(
                 f"dot scores need queries and keys of one size, got {s.shape[-1]} and {h.shape[-1]}"
             )
-        scores = buffer(work, "scores", s.shape[:2] + h.shape[1:2])
-        return np.matmul(s, np.swapaxes(h, 1, 2), out=scores), None
+        return s @ np.swapaxes(h, 1, 2), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        grad_h = np.matmul(np.swapaxes(grad_scores, 1, 2), s, out=buffer(work, "grad_h", h.shape))
-        return {}, grad_h, np.matmul(grad_scores, h, out=buffer(work, "grad_s", s.shape))
+    def scores_backward(self, p, h, s, cache, grad_scores):
+        return {}, np.swapaxes(grad_scores, 1, 2) @ s, grad_scores @ h
 
 
 class General(Flavour):
@@ -359,20 +314,15 @@ class General(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
-        W = p[self.key("W")]
-        projected = np.matmul(h, W.T, out=buffer(work, "projected", h.shape[:2] + W.shape[:1]))
-        scores = buffer(work, "scores", s.shape[:2] + h.shape[1:2])
-        return np.matmul(s, np.swapaxes(projected, 1, 2), out=scores), projected  # (N, n, m)
+        projected = h @ p[self.key("W")].T  # (N, m, S)
+        return s @ np.swapaxes(projected, 1, 2), projected  # (N, n, m)
 
-    def scores_backward(self, p, h, s, projected, grad_scores, work=None):
-        grad_projected = np.matmul(  # (N, m, S)
-            np.swapaxes(grad_scores, 1, 2), s, out=buffer(work, "grad_projected", projected.shape)
-        )
+    def scores_backward(self, p, h, s, projected, grad_scores):
+        grad_projected = np.swapaxes(grad_scores, 1, 2) @ s  # (N, m, S)
         grads = {self.key("W"): np.einsum("nms,nmd->sd", grad_projected, h)}
-        grad_h = np.matmul(grad_projected, p[self.key("W")], out=buffer(work, "grad_h", h.shape))
-        return grads, grad_h, np.matmul(grad_scores, projected, out=buffer(work, "grad_s", s.shape))
+        return grads, grad_projected @ p[self.key("W")], grad_scores @ projected
 
 
 class Concat(Flavour):
@@ -403,18 +353,18 @@ class Concat(Flavour):
             }
         )
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
             raise ValueError(
                 f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has "
                 f"{s.shape[-1] + h.shape[-1]}"
             )
-        return self._additive.scores(self._split(p, s.shape[-1]), h, s, work)
+        return self._additive.scores(self._split(p, s.shape[-1]), h, s)
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
+    def scores_backward(self, p, h, s, cache, grad_scores):
         grads, grad_h, grad_s = self._additive.scores_backward(
-            self._split(p, s.shape[-1]), h, s, cache, grad_scores, work
+            self._split(p, s.shape[-1]), h, s, cache, grad_scores
         )
         return (
             {
@@ -446,20 +396,18 @@ class Location(Flavour):
             raise ValueError("location scores need the number of steps")
         return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
 
-    def scores(self, p, h, s, work=None):
+    def scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[0] != h.shape[1]:
             raise ValueError(
                 f"this layer was built for {p[self.key('W')].shape[0]} steps; the input has "
                 f"{h.shape[1]}"
             )
-        W = p[self.key("W")]
-        return np.matmul(s, W.T, out=buffer(work, "scores", s.shape[:2] + W.shape[:1])), None
+        return s @ p[self.key("W")].T, None
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
+    def scores_backward(self, p, h, s, cache, grad_scores):
         grads = {self.key("W"): np.einsum("nim,nis->ms", grad_scores, s)}
-        grad_s = np.matmul(grad_scores, p[self.key("W")], out=buffer(work, "grad_s", s.shape))
-        return grads, _zeros(work, "grad_h", np.shape(h)), grad_s
+        return grads, np.zeros(np.shape(h)), grad_scores @ p[self.key("W")]
 
 
 def _window(centre: np.ndarray, steps: int, half_width: int) -> np.ndarray:
@@ -488,19 +436,19 @@ class LocalM(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return self.inner.init(rng, key_size, query_size, steps)
 
-    def scores(self, p, h, s, work=None):
-        return self.inner.scores(p, h, s, work)
+    def scores(self, p, h, s):
+        return self.inner.scores(p, h, s)
 
-    def scores_backward(self, p, h, s, cache, grad_scores, work=None):
-        return self.inner.scores_backward(p, h, s, cache, grad_scores, work)
+    def scores_backward(self, p, h, s, cache, grad_scores):
+        return self.inner.scores_backward(p, h, s, cache, grad_scores)
 
-    def weigh(self, p, scores, s, mask, work=None):
+    def weigh(self, p, scores, s, mask):
         n, m = scores.shape[-2:]
         window = _window(
             np.broadcast_to(np.arange(n, dtype=float), scores.shape[:-1]), m, self.half_width
         )
         window = window if mask is None else window & mask
-        return softmax(scores, window, out=_weights_buffer(work, scores, window)), None
+        return softmax(scores, window), None
 
 
 class LocalP(LocalM):
@@ -536,7 +484,7 @@ class LocalP(LocalM):
         gate = 1.0 / (1.0 + np.exp(-(hidden @ p[self.key("v")])))
         return (steps - 1) * gate, (hidden, gate)
 
-    def weigh(self, p, scores, s, mask, work=None):
+    def weigh(self, p, scores, s, mask):
         if s is None:
             raise ValueError("local-p needs queries to predict its centre from")
         m = scores.shape[-1]
@@ -544,30 +492,18 @@ class LocalP(LocalM):
         centre, (hidden, gate) = self.centre(p, s, m)
         window = _window(centre, m, self.half_width)
         window = window if mask is None else window & mask
-        inside = softmax(scores, window, out=_weights_buffer(part(work, "inside"), scores, window))
-        offset = np.subtract(
-            np.arange(m), centre[..., None], out=buffer(work, "offset", inside.shape)
-        )
-        # gauss = exp(−offset² / (2σ²)), each step in one array
-        gauss = np.square(offset, out=buffer(work, "gauss", inside.shape))
-        np.negative(gauss, out=gauss)
-        np.exp(np.divide(gauss, 2 * sigma**2, out=gauss), out=gauss)
-        weights = np.multiply(inside, gauss, out=buffer(work, "weights", inside.shape))
-        return weights, (inside, gauss, offset, hidden, gate)
+        inside = softmax(scores, window)
+        offset = np.arange(m) - centre[..., None]  # (N, n, m)
+        gauss = np.exp(-np.square(offset) / (2 * sigma**2))
+        return inside * gauss, (inside, gauss, offset, hidden, gate)
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights, work=None):
+    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
         inside, gauss, offset, hidden, gate = cache
         m = scores.shape[-1]
         sigma = self.half_width / 2
-        through_gauss = np.multiply(
-            grad_weights, gauss, out=buffer(work, "grad_scores", gauss.shape)
-        )
-        grad_scores = softmax_backward(inside, through_gauss, out=through_gauss)  # in place
-        # d gauss / d p: Σ_j grad_weights · inside · gauss · offset / σ², left to right
-        product = np.multiply(grad_weights, inside, out=buffer(work, "product", gauss.shape))
-        product *= gauss
-        product *= offset
-        grad_centre = product.sum(axis=-1) / sigma**2
+        grad_scores = softmax_backward(inside, grad_weights * gauss)
+        # d gauss / d p: Σ_j grad_weights · inside · gauss · offset / σ²
+        grad_centre = (grad_weights * inside * gauss * offset).sum(axis=-1) / sigma**2
         grad_logit = grad_centre * (m - 1) * gate * (1 - gate)  # (N, n)
         grad_v = np.einsum("ni,nia->a", grad_logit, hidden)
         grad_pre = grad_logit[..., None] * p[self.key("v")] * (1 - hidden * hidden)  # (N, n, A)
@@ -605,34 +541,27 @@ class Attention:
         self.score_cache, self.weight_cache = score_cache, weight_cache
 
 
-def attend(flavour: Flavour, p, h, s=None, mask=None, work=None) -> Attention:
+def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
     """Scores, weights and the context a h for hidden states h (N, m, D) and queries s (N, n,
     S).
 
     mask: boolean, broadcastable to (N, n, m), True where a step may be attended to (the book's
-    convention, and torch's SDPA's).  ``work``: a
-    :class:`~attention_measured.workspace.Workspace` whose buffers receive the largest arrays,
-    as in training (one per attention whose record is kept), or None for fresh arrays.
+    convention, and torch's SDPA's).
     """
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
     checks.params(p, "p", ())
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
-    scores, score_cache = flavour.scores(p, h, s, part(work, "scores"))
-    weights, weight_cache = flavour.weigh(p, scores, s, mask, part(work, "weigh"))
-    context = np.matmul(weights, h, out=buffer(work, "context", weights.shape[:2] + h.shape[2:]))
-    return Attention(scores, weights, context, score_cache, weight_cache)
+    scores, score_cache = flavour.scores(p, h, s)
+    weights, weight_cache = flavour.weigh(p, scores, s, mask)
+    return Attention(scores, weights, weights @ h, score_cache, weight_cache)
 
 
-def attend_backward(
-    flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None, work=None
-):
+def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None):
     """Gradients of :func:`attend`, given the gradient of the context (N, n, D), and of the
     weights themselves (N, n, m) when a loss reads them (Part V, section 2's adversary).
 
-    Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).  ``work``:
-    a workspace for the largest arrays, as for :func:`attend` (grad_h is one of its buffers
-    until its next use), or None.
+    Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
     """
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
@@ -643,27 +572,21 @@ def attend_backward(
     h = checks.array(h, "h", ndim=3, copy=False)
     if s is not None:
         s = checks.array(s, "s", copy=False)
-    through_context = np.matmul(  # context = a h
-        grad_context, np.swapaxes(h, 1, 2), out=buffer(work, "grad_weights", att.weights.shape)
-    )
+    through_context = grad_context @ np.swapaxes(h, 1, 2)  # context = a h
     if grad_weights is None:
         grad_weights = through_context
-    else:  # through_context is this call's own array
-        grad_weights = np.add(
-            through_context,
-            checks.array(grad_weights, "grad_weights", shape=att.weights.shape, copy=False),
-            out=through_context,
+    else:
+        grad_weights = through_context + checks.array(
+            grad_weights, "grad_weights", shape=att.weights.shape, copy=False
         )
-    grad_h = np.matmul(
-        np.swapaxes(att.weights, 1, 2), grad_context, out=buffer(work, "grad_h", h.shape)
-    )
+    grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
     weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
-        p, att.scores, s, att.weights, att.weight_cache, grad_weights, part(work, "weigh")
+        p, att.scores, s, att.weights, att.weight_cache, grad_weights
     )
     score_grads, grad_h_scores, grad_s = flavour.scores_backward(
-        p, h, s, att.score_cache, grad_scores, part(work, "scores")
+        p, h, s, att.score_cache, grad_scores
     )
-    grad_h = np.add(grad_h, grad_h_scores, out=grad_h)  # grad_h is this call's own array
+    grad_h += grad_h_scores  # grad_h is this call's own array
     if grad_s_window is not None:
         grad_s = grad_s_window if grad_s is None else grad_s + grad_s_window
     return {**score_grads, **weigh_grads}, grad_h, grad_s

@@ -25,7 +25,6 @@ from .losses import binary_cross_entropy
 from .losses import sigmoid as probability
 from .params import Params, initialiser
 from .training import Trained, fit
-from .workspace import Workspace, buffer
 
 STEPS = 12  # T
 CHANNELS = 2  # C: the reading and the marker flag
@@ -233,7 +232,6 @@ def forward(
     keep: np.ndarray | None = None,
     weights: np.ndarray | None = None,
     scale: np.ndarray | None = None,
-    work: Workspace | None = None,
 ) -> Forward:
     """The model of section 2 on inputs (N, T, C).
 
@@ -244,9 +242,7 @@ def forward(
     and without BLAS, so the same on every processor.
 
     Part V's two other changes: ``weights`` (R..., N, T) in place of the softmax's, and
-    ``scale`` (N, T), each step's input multiplied by it.  ``work``: a
-    :class:`~attention_measured.workspace.Workspace` whose buffers receive the (T, R..., N)
-    arrays, as in training (they live until its next use), or None for fresh arrays.
+    ``scale`` (N, T), each step's input multiplied by it.
     """
     inputs = _check_inputs(inputs)
     if scale is not None:
@@ -254,12 +250,12 @@ def forward(
     score_direction, readout_direction = effective(params)
     runs = score_direction.shape[:-1]
     x = _step_major(inputs, len(runs))  # (C, T, 1..., N)
-    scores = _along_steps(x, score_direction, work, "scores")  # (T, R..., N)
+    scores = _along_steps(x, score_direction)  # (T, R..., N)
     if keep is not None:
         keep = checks.mask(keep, "keep")
         keep = np.moveaxis(np.broadcast_to(keep, runs + inputs.shape[:2]), -1, 0)
     if weights is None:
-        weights = softmax(scores, keep, axis=0, out=buffer(work, "weights", scores.shape))
+        weights = softmax(scores, keep, axis=0)
     else:
         weights = checks.array(weights, "weights")
         weights = np.moveaxis(np.broadcast_to(weights, runs + inputs.shape[:2]), -1, 0)
@@ -268,17 +264,12 @@ def forward(
     return Forward(scores, weights, pooled, logit)
 
 
-def _along_steps(x: np.ndarray, direction: np.ndarray, work=None, name: str = "") -> np.ndarray:
+def _along_steps(x: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """direction · x_t in the steps-first layout: x (C, T, 1..., N), direction (R..., C) -> (T,
-    R..., N); into ``work``'s buffer ``name`` when a workspace is given.
-    """
-    into = term = None  # fresh arrays, unless a workspace is given
-    if work is not None:
-        shape = np.broadcast_shapes(x.shape[1:], direction.shape[:-1] + (1,))
-        into, term = buffer(work, name, shape), buffer(work, "term", shape)
-    out = np.multiply(x[0], direction[..., 0, None], out=into)
+    R..., N)."""
+    out = x[0] * direction[..., 0, None]
     for c in range(1, len(x)):
-        out += np.multiply(x[c], direction[..., c, None], out=term)
+        out += x[c] * direction[..., c, None]
     return out
 
 
@@ -287,13 +278,11 @@ def backward(
     inputs: np.ndarray,
     labels: np.ndarray,
     fwd: Forward,
-    work: Workspace | None = None,
 ) -> Params:
     """Gradient of the mean cross-entropy over the N sequences (section 2).
 
     Returns a Params of gradients, shaped like ``params``.  Each line undoes one line of
-    :func:`forward` (and of :func:`effective`), last line first.  ``work``: a workspace for the
-    (T, R..., N) arrays, as for :func:`forward`, or None.
+    :func:`forward` (and of :func:`effective`), last line first.
     """
     if not isinstance(fwd, Forward):
         raise TypeError(f"fwd must be the Forward of lesson.forward, got {type(fwd).__name__}")
@@ -304,7 +293,7 @@ def backward(
         raise ValueError(f"labels must hold one label per sequence, ({len(inputs)},)")
     n = len(labels)
     grad_logit = (probability(fwd.logit) - labels) / n  # (R..., N)
-    return _chain(params, x, fwd, grad_logit, None, work)
+    return _chain(params, x, fwd, grad_logit)
 
 
 def backward_from(
@@ -326,13 +315,13 @@ def backward_from(
     return _chain(params, x, fwd, grad_logit, grad_weights)
 
 
-def _chain(params, x, fwd, grad_logit, grad_weights=None, work=None) -> Params:
+def _chain(params, x, fwd, grad_logit, grad_weights=None) -> Params:
     """Gradients from grad_logit (R..., N) and extra weight gradients (T, R..., N), inputs in
-    the steps-first layout x (C, T, 1..., N); ``work``: a workspace, or None."""
+    the steps-first layout x (C, T, 1..., N)."""
     score_direction, readout_direction = effective(params)
     grad_bias = grad_logit.sum(axis=-1)
     grad_readout_direction = np.einsum("...n,...nc->...c", grad_logit, fwd.pooled)  # (R..., C)
-    through_logit = _along_steps(x, readout_direction, work, "through logit")  # (T, R..., N)
+    through_logit = _along_steps(x, readout_direction)  # (T, R..., N)
     through_logit *= grad_logit
     grad_weights = through_logit if grad_weights is None else through_logit + grad_weights
     # grad_weights is this step's own array: the scores' gradient is written over it
@@ -366,17 +355,14 @@ def loss(params: Params, inputs: np.ndarray, labels: np.ndarray) -> np.ndarray:
 class Network:
     """Part I's model as :func:`attention_measured.training.fit` trains it: the functions above."""
 
-    def __init__(self):
-        self.work = Workspace()  # a training step's (T, R, N) arrays, reused (None: fresh ones)
-
     def init(self, seeds) -> Params:
         return init_params(seeds)
 
     def loss_and_grads(self, params: Params, inputs, labels):
         """(mean cross-entropy per run (R...,), gradients): the loss before this step's update."""
-        fwd = forward(params, inputs, work=self.work)
+        fwd = forward(params, inputs)
         loss = binary_cross_entropy(fwd.logit, labels)
-        return loss, backward(params, inputs, labels, fwd, self.work)
+        return loss, backward(params, inputs, labels, fwd)
 
 
 def train_runs(

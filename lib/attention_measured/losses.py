@@ -17,7 +17,6 @@ import numpy as np
 
 from . import checks
 from .attention import row_sums
-from .workspace import buffer
 
 LOGIT_CLIP = 30.0  # the lesson clips the logit before the sigmoid; so does every Part
 
@@ -75,27 +74,24 @@ def log_softmax(logits) -> np.ndarray:
     return _log_softmax(logits)
 
 
-def _log_softmax(logits, out=None, exp_out=None) -> np.ndarray:
-    """:func:`log_softmax` of checked logits, into ``out`` when given; ``exp_out``, optional,
-    receives the exponentials it sums (scratch, overwritten by the caller)."""
-    shifted = np.subtract(logits, logits.max(axis=-1, keepdims=True), out=out)
-    sums = np.exp(shifted, out=exp_out).sum(axis=-1, keepdims=True)
+def _log_softmax(logits) -> np.ndarray:
+    """:func:`log_softmax` of checked logits."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    sums = np.exp(shifted).sum(axis=-1, keepdims=True)
     return np.subtract(shifted, np.log(sums), out=shifted)
 
 
-def softmax_cross_entropy(logits, targets, work=None) -> tuple[np.ndarray, np.ndarray]:
+def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
     """Cross-entropy of each row of logits (..., V) against integer targets (...), and its
     gradient.
 
     Returns (losses (...), gradient (..., V)): −log softmax(logits)[target], and softmax(logits)
-    minus the one-hot target.  ``work``: a :class:`~attention_measured.workspace.Workspace`
-    whose buffers receive the (..., V) arrays in training (Part IV), or None for fresh ones.
+    minus the one-hot target.
     """
     logits = checks.array(logits, "logits", copy=False)
     if logits.ndim == 0:
         raise ValueError("logits must have an axis of classes, (..., V)")
-    grad = buffer(work, "grad", logits.shape)
-    log_probs = _log_softmax(logits, buffer(work, "log_probs", logits.shape), grad)
+    log_probs = _log_softmax(logits)
     targets = checks.integers(targets, "targets", 0, log_probs.shape[-1] - 1)
     if targets.shape != log_probs.shape[:-1]:
         raise ValueError(
@@ -104,18 +100,18 @@ def softmax_cross_entropy(logits, targets, work=None) -> tuple[np.ndarray, np.nd
         )
     targets = targets[..., None]
     losses = -np.take_along_axis(log_probs, targets, axis=-1)[..., 0]
-    grad = np.exp(log_probs, out=grad)
+    grad = np.exp(log_probs)
     np.put_along_axis(grad, targets, np.take_along_axis(grad, targets, axis=-1) - 1, axis=-1)
     return losses, grad
 
 
-def softmax_and_summed_cross_entropy(logits, targets, out=None) -> tuple[np.ndarray, float]:
+def softmax_and_summed_cross_entropy(logits, targets) -> tuple[np.ndarray, float]:
     """(softmax of logits (N, V) over the last axis, the summed cross-entropy −Σ_i log
     softmax(logits)[i, target_i]) for integer targets (N,) (Part II, section 2).
 
     The same floats, to the last bit, as :func:`attention_measured.attention.softmax` and
     :func:`log_softmax` computed apart (a test holds them equal), from one exponential and one
-    (N, V) array instead of five; ``out`` (N, V), when given, receives the softmax.
+    (N, V) array instead of five.
     """
     logits = checks.array(logits, "logits", ndim=2, copy=False)
     if not checks.trusting():
@@ -124,7 +120,7 @@ def softmax_and_summed_cross_entropy(logits, targets, out=None) -> tuple[np.ndar
             raise ValueError(
                 f"targets must hold one class per row, {logits.shape[:1]}; got {targets.shape}"
             )
-    shifted = np.subtract(logits, logits.max(axis=-1, keepdims=True), out=out)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
     at_targets = shifted[np.arange(len(shifted)), targets]
     exp = np.exp(shifted, out=shifted)
     # log_softmax's log of the row sums, then softmax's own row sums (which sum another way)

@@ -24,7 +24,6 @@ from .cache import remembered
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer
 
 PEOPLE = ("mary", "john", "sandra", "daniel")
 PLACES = ("kitchen", "garden", "office", "hallway", "bathroom", "bedroom")
@@ -141,7 +140,6 @@ class MemoryNetwork:
 
     def __init__(self, hops: int = 1, size: int = 20):
         self.hops, self.size = checks.integer(hops, "hops", 1), checks.integer(size, "size", 1)
-        self.work = Workspace()  # a training step's (N, M, d) arrays, reused by every step
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -154,15 +152,13 @@ class MemoryNetwork:
         )
 
     @checks.model_params
-    def forward(self, p, memories, questions, used, weights=None, scale=None, work=None):
+    def forward(self, p, memories, questions, used, weights=None, scale=None):
         """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
         for backward.
 
         ``used`` (N, M) is True where a slot holds a sentence; it is also Part I's ``keep``.
         Part V's changes: ``weights`` (K, N, M), each hop's weights replaced; ``scale`` (N, M),
-        each stored sentence multiplied by it.  ``work``: a
-        :class:`~attention_measured.workspace.Workspace` that receives the embedded memories, as
-        training passes one; the next pass with it overwrites them.
+        each stored sentence multiplied by it.
         """
         if scale is not None:
             memories = memories * checks.array(scale, "scale", shape=used.shape)[..., None]
@@ -171,9 +167,7 @@ class MemoryNetwork:
         embedded = []  # m_i or c_i = E_k x_i + T_k[i] for every hop k: (N, M, d) each
         for k in range(self.hops + 1):
             shape = memories.shape[:2] + (self.size,)
-            rows = buffer(work, f"m{k}", (shape[0] * shape[1], shape[2]))
-            embedded.append(np.matmul(as_rows(memories), p["E"][k].T, out=rows).reshape(shape))
-            embedded[-1] += p["T"][k]
+            embedded.append((as_rows(memories) @ p["E"][k].T).reshape(shape) + p["T"][k])
         u = [questions @ p["E"][0].T]  # u_0: (N, d)
         hops = []
         for k in range(self.hops):
@@ -192,24 +186,20 @@ class MemoryNetwork:
         """
         memories, questions, used = data
         answers = np.asarray(answers)
-        work = self.work
-        logits, weights, (u, embedded) = self.forward(p, memories, questions, used, work=work)
+        logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
         n = len(answers)
         losses, g_logits = softmax_cross_entropy(logits, answers)
         loss = float(losses.mean())
         g_logits /= n
-        g_embedded = [work(f"g_m{k}", e.shape) for k, e in enumerate(embedded)]
-        for g in g_embedded:
-            g.fill(0.0)
-        scratch = work("scratch", embedded[0].shape)
+        g_embedded = [np.zeros(e.shape) for e in embedded]
         g_u = g_logits @ p["W"]  # (N, d)
         for k in reversed(range(self.hops)):
             a = weights[k]
             # u_{k+1} = u_k + Σ a c
-            g_embedded[k + 1] += np.multiply(a[..., None], g_u[:, None, :], out=scratch)
+            g_embedded[k + 1] += a[..., None] * g_u[:, None, :]
             g_scores = softmax_backward(a, np.einsum("nmd,nd->nm", embedded[k + 1], g_u))
             # scores = u_k · m
-            g_embedded[k] += np.multiply(g_scores[..., None], u[k][:, None, :], out=scratch)
+            g_embedded[k] += g_scores[..., None] * u[k][:, None, :]
             g_u = g_u + np.einsum("nm,nmd->nd", g_scores, embedded[k])
         # E_k's gradient sums every story's and slot's outer product: one matrix product each
         g_E = np.array([as_rows(g).T @ as_rows(memories) for g in g_embedded])

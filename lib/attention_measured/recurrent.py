@@ -30,7 +30,6 @@ from .blas import one_thread
 from .flavours import Additive, General, attend, attend_backward
 from .losses import sigmoid, softmax_cross_entropy
 from .params import Params, fan_in_normal, initialiser
-from .workspace import Workspace, buffer, linear, part, scratch
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -208,7 +207,6 @@ class EncoderDecoder:
         self.annotation = 2 * self.hidden if self.bidirectional else self.hidden
         # the context enters the GRU for the fixed context and Bahdanau, the output for all
         self.context_in = self.kind in ("fixed context", "Bahdanau")
-        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     def __repr__(self) -> str:
         return f"EncoderDecoder({self.kind!r}, hidden={self.hidden})"
@@ -288,22 +286,20 @@ class EncoderDecoder:
 
     @checks.model_params
     def step(
-        self, p, h, s_prev, o_prev, words, late: bool = False, keep=None, weights=None, work=None
+        self, p, h, s_prev, o_prev, words, late: bool = False, keep=None, weights=None
     ) -> Step:
         """One decoder step for the previous words (N,) ids: see the class docstring.
 
         ``late``: leave Luong's attention and output out of this step (c and o are None), for
         :meth:`forward` to compute for all steps at once.  Part V's changes: ``keep`` (N, m)
         boolean, the source words this step may attend to; ``weights`` (N, m), weights that
-        replace this step's own in the context c = Σ_j a_j h_j.  ``work``: a
-        :class:`~attention_measured.workspace.Workspace` for its attention's arrays, one per
-        step of a training pass, or None.
+        replace this step's own in the context c = Σ_j a_j h_j.
         """
         parts, att, c = [p["target_embedding"][words]], None, None
         if self.kind == "fixed context":
             c = h[:, -1]
         elif self.kind == "Bahdanau":  # the previous state asks
-            att, c = self._attend(p, h, s_prev, keep, weights, work)
+            att, c = self._attend(p, h, s_prev, keep, weights)
         if self.context_in:
             parts.append(c)
         if self.feeding:
@@ -314,43 +310,36 @@ class EncoderDecoder:
             return Step(x, s, c, np.concatenate([s, c], axis=1), att, gates)
         if late:
             return Step(x, s, None, None, None, gates)
-        att, c = self._attend(p, h, s, keep, weights, work)  # the new state asks
+        att, c = self._attend(p, h, s, keep, weights)  # the new state asks
         o = np.tanh(np.concatenate([c, s], axis=-1) @ p["combine.weight"].T)
         return Step(x, s, c, o, att, gates)
 
-    def _attend(self, p, h, query, keep, weights, work=None):
+    def _attend(self, p, h, query, keep, weights):
         """One step's attention for query (N, H) and its context (N, D), with Part V's
         changes."""
         mask = None if keep is None else keep[:, None]
-        att = attend(self.flavour, p, h, query[:, None, :], mask, work=work)
+        att = attend(self.flavour, p, h, query[:, None, :], mask)
         if weights is None:
             return att, att.context[:, 0]
         return att, np.einsum("nm,nmd->nd", _scale(weights, h.shape[:2]), h)
 
-    def _luong_output(self, p, h, queries, work=None):
+    def _luong_output(self, p, h, queries):
         """Luong's attention for queries (N, n, H) and h̃ = tanh(W_c [c; s]): (att, c, h̃)."""
-        att = attend(self.flavour, p, h, queries, work=work)
+        att = attend(self.flavour, p, h, queries)
         c = att.context
-        joined = np.concatenate(
-            [c, queries],
-            axis=-1,
-            out=buffer(work, "joined", c.shape[:2] + (c.shape[2] + self.hidden,)),
-        )
-        out = np.matmul(joined, p["combine.weight"].T, out=buffer(work, "features", queries.shape))
-        return att, c, np.tanh(out, out=out)
+        joined = np.concatenate([c, queries], axis=-1)
+        return att, c, np.tanh(joined @ p["combine.weight"].T)
 
     @one_thread
     @checks.model_params
-    def forward(self, p, source, target, work=None) -> tuple[np.ndarray, list[Step], dict]:
+    def forward(self, p, source, target) -> tuple[np.ndarray, list[Step], dict]:
         """Teacher forcing: logits (N, n, V) for target ids (N, n), each step reading the true
         previous word.
 
         Also returns the steps and a record for the backward pass, whose ``"weights"`` are the
         attention weights (N, n, m) (None for the fixed context).  Without input feeding,
         Luong's attention never feeds back into the recurrence, so it is computed once, for
-        all n steps together, after it.  ``work``: a
-        :class:`~attention_measured.workspace.Workspace` for the largest arrays, as in
-        training (they live until its next use), or None for fresh arrays.
+        all n steps together, after it.
         """
         h, s, enc = self.encode(p, source)
         target = checks.token_ids(target, "target", self.target_vocabulary, (len(h), None))
@@ -358,21 +347,19 @@ class EncoderDecoder:
         o, late = np.zeros((len(h), self.hidden)), self.kind == "Luong"
         steps = []
         for i in range(target.shape[1]):
-            steps.append(
-                self.step(p, h, s, o, previous[:, i], late=late, work=part(work, f"step {i}"))
-            )
+            steps.append(self.step(p, h, s, o, previous[:, i], late=late))
             s, o = steps[-1].s, steps[-1].o
         record = {"h": h, "enc": enc, "previous": previous, "late": None, "weights": None}
         if late:
             states = np.stack([st.s for st in steps], axis=1)
-            att, c, features = self._luong_output(p, h, states, part(work, "late"))
+            att, c, features = self._luong_output(p, h, states)
             record["late"], record["weights"] = (att, c, states, features), att.weights
         else:
             features = np.stack([st.o for st in steps], axis=1)
             if self.flavour is not None:
                 record["weights"] = np.stack([st.attention.weights[:, 0] for st in steps], axis=1)
         record["features"] = features
-        logits = linear(features, p["out.weight"], p["out.bias"], work, "logits")  # (N, n, V)
+        logits = features @ p["out.weight"].T + p["out.bias"]  # (N, n, V)
         return logits, steps, record
 
     @checks.model_params
@@ -470,19 +457,15 @@ class EncoderDecoder:
             source, target = translation.draw_batch(data, rng, self.batch)
         else:
             source, target = data
-        work = self.work  # this step's arrays, in the buffers of the last one
-        logits, steps, record = self.forward(p, source, target, work)
-        losses, grad_logits = softmax_cross_entropy(logits, target, part(work, "loss"))
+        logits, steps, record = self.forward(p, source, target)
+        losses, grad_logits = softmax_cross_entropy(logits, target)
         grad_logits /= losses.size
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
         features = record["features"]
         grads["out.weight"] += as_rows(grad_logits).T @ as_rows(features)
         grads["out.bias"] += grad_logits.sum(axis=(0, 1))
-        grad_features = np.matmul(
-            grad_logits, p["out.weight"], out=buffer(work, "grad_features", features.shape)
-        )
-        grad_h = scratch(work, "grad_h", record["h"].shape)
-        grad_h.fill(0.0)
+        grad_features = grad_logits @ p["out.weight"]
+        grad_h = np.zeros(record["h"].shape)
         grad_states = self._late_backward(p, record, grad_features, grads, grad_h)
         self._decoder_backward(p, record, steps, grad_features, grad_states, grads, grad_h)
         self._encoder_backward(p, source, record["enc"], grad_h, grads)
@@ -506,7 +489,6 @@ class EncoderDecoder:
             states,
             att,
             grad_joined[..., :D],
-            work=part(self.work, "back"),
         )
         for name, g in att_grads.items():
             grads[name] += g
@@ -557,7 +539,6 @@ class EncoderDecoder:
             query[:, None, :],
             st.attention,
             grad_c[:, None, :],
-            work=part(self.work, "back"),
         )
         for name, g in att_grads.items():
             grads[name] += g

@@ -27,7 +27,6 @@ from .data import Dataset
 from .losses import output_loss, sigmoid
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, scratch, take_rows
 
 
 # ------------------------------------------------------------------ section 5
@@ -122,7 +121,6 @@ class HeadsReader:
         )
         if self.size % self.heads:
             raise ValueError(f"size {self.size} does not split into {self.heads} heads")
-        self.work = Workspace()  # a training step's (N, T, d) arrays, reused (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -134,13 +132,13 @@ class HeadsReader:
             **_attention_and_readout(rng, d),
         )
 
-    def _attention(self, p, inputs, work=None):
+    def _attention(self, p, inputs):
         inputs = checks.array(inputs, "inputs", ndim=3, copy=False)
-        h = np.matmul(inputs, p["E"], out=buffer(work, "h", inputs.shape[:2] + (self.size,)))
+        h = inputs @ p["E"]
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
         kept = {}  # the heads' projections, for the backward pass
         out, weights = multi_head_attention(
-            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept, work=work
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept
         )
         return h, queries, out, weights, kept
 
@@ -170,7 +168,7 @@ class HeadsReader:
 
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
-        h, queries, out, weights, kept = self._attention(p, inputs, self.work)
+        h, queries, out, weights, kept = self._attention(p, inputs)
         logit = out[:, 0] @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_out = g_logit[:, None, None] * p["readout"]
@@ -185,7 +183,6 @@ class HeadsReader:
             weights,
             g_out,
             kept=kept,
-            work=self.work,
         )
         grads = Params(
             E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
@@ -362,7 +359,6 @@ class OrderReader:
             checks.integer(length, "length", 1),
         )
         self.size = checks.integer(size, "size", 1)
-        self.work = Workspace()  # a training step's (N, L, d) arrays, reused (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -401,28 +397,25 @@ class OrderReader:
 
     @checks.model_params
     def loss_and_grads(self, p, tokens, targets):
-        tokens, work = self._check(tokens), self.work  # work: this step's (N, L, d) buffers
-        h = take_rows(p["E"], tokens, work, "h")  # (N, L, d)
-        h += self.encoding(p)
+        tokens = self._check(tokens)
+        h = p["E"][tokens] + self.encoding(p)  # (N, L, d)
         kept = {}  # the head's projections, for the backward pass
         attended, weights = multi_head_attention(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept, work=work
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept
         )
-        pooled = self._pool(np.add(h, attended, out=buffer(work, "z", h.shape)))
+        pooled = self._pool(h + attended)
         logit = pooled @ p["readout"] + p["bias"]
         loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
         g_pooled = g_logit[:, None] * p["readout"]
-        g_z = scratch(work, "g_z", h.shape)
         if self.pooling == "mean":
-            np.copyto(g_z, g_pooled[:, None, :] / self.length)  # the same for every step
+            g_z = np.broadcast_to(g_pooled[:, None, :] / self.length, h.shape)  # every step's
         else:
-            g_z.fill(0.0)
+            g_z = np.zeros(h.shape)
             g_z[:, 0] = g_pooled
         g = multi_head_attention_backward(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept, work=work
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept
         )
-        g_h = np.add(g_z, g["grad_queries"], out=buffer(work, "g_h", h.shape))
-        g_h += g["grad_keys"]
+        g_h = g_z + g["grad_queries"] + g["grad_keys"]
         g_E = np.zeros_like(p["E"])
         np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
         grads = Params(

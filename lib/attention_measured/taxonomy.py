@@ -41,7 +41,6 @@ from .flavours import (
 from .losses import log_softmax, output_loss, sigmoid, softmax_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, trained
-from .workspace import Workspace, buffer, linear, part, take_rows
 
 
 def _flavour(flavour) -> Flavour:
@@ -190,7 +189,6 @@ class Reader:
             checks.integer(hidden, "hidden", 1),
         )
         self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
-        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -217,24 +215,21 @@ class Reader:
         )
 
     @checks.model_params
-    def forward(self, p, inputs, keep=None, weights=None, scale=None, work=None) -> Pass:
+    def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
         """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
         ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
         ``weights`` (N, T) in place of the flavour's, the output then being readout · Σ_t w_t h_t
         + b (``attention`` still holds the flavour's own); ``scale`` (N, T), each step's input
-        multiplied by it.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the
-        largest arrays, as in training (they live until its next use), or None."""
+        multiplied by it."""
         inputs = self._check(inputs)
         if scale is not None:
             inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
-        h = linear(inputs, p["enc_E"], p["enc_c"], work, "h")  # (N, T, D)
+        h = inputs @ p["enc_E"].T + p["enc_c"]  # (N, T, D)
         if self.encoder == "tanh":
             np.tanh(h, out=h)  # h is this call's own array
         if keep is not None:
             keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
-        att = attend(
-            self.flavour, p, h, self.queries(p, len(inputs)), keep, work=part(work, "attend")
-        )
+        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep)
         if weights is None:
             return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
         weights = checks.array(weights, "weights", shape=inputs.shape[:2])
@@ -249,15 +244,14 @@ class Reader:
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
-        fwd = self.forward(p, inputs, work=self.work)
+        fwd = self.forward(p, inputs)
         loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
         return loss, self.backward(p, inputs, fwd, g_out)
 
     @checks.model_params
     def backward(self, p, inputs, fwd: Pass, grad_output, grad_weights=None) -> Params:
         """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
-        the attention weights too (Part V, section 2's adversary), of the weights (N, T).  Its
-        scratch arrays go to the model's workspace (``work``); the gradients are fresh."""
+        the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
         inputs = self._check(inputs)
         if not isinstance(fwd, Pass):
             raise TypeError(f"fwd must be the Pass of forward, got {type(fwd).__name__}")
@@ -277,7 +271,6 @@ class Reader:
             fwd.attention,
             g_context,
             grad_weights,
-            work=part(self.work, "back"),
         )
         grads.update(flavour_grads)
         if self.flavour.needs_query:
@@ -306,7 +299,6 @@ class Hierarchical:
         )
         self.words = ContextVector(units, prefix="word_")
         self.sentences = ContextVector(units, prefix="sent_")
-        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -319,20 +311,19 @@ class Hierarchical:
         return p
 
     @checks.model_params
-    def forward(self, p, tokens, keep_sentences=None, work=None) -> Pass:
+    def forward(self, p, tokens, keep_sentences=None) -> Pass:
         """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document
-        level may use.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the
-        largest arrays, as in training (they live until its next use), or None.
+        level may use.
         """
         tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None, None))
         n, s, w = tokens.shape
-        h_words = take_rows(p["embedding"], tokens, work, "h_words").reshape(n * s, w, self.hidden)
-        words = attend(self.words, p, h_words, work=part(work, "words"))
+        h_words = p["embedding"][tokens].reshape(n * s, w, self.hidden)
+        words = attend(self.words, p, h_words)
         h_sentences = words.context.reshape(n, s, self.hidden)
         keep = (
             None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
         )
-        sentences = attend(self.sentences, p, h_sentences, None, keep, work=part(work, "sentences"))
+        sentences = attend(self.sentences, p, h_sentences, None, keep)
         return Pass(
             h_sentences,
             sentences,
@@ -347,12 +338,12 @@ class Hierarchical:
 
     @checks.model_params
     def loss_and_grads(self, p, tokens, labels):
-        fwd = self.forward(p, tokens, work=self.work)
+        fwd = self.forward(p, tokens)
         loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
         grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(
-            self.sentences, p, fwd.h, None, fwd.attention, g_doc, work=part(self.work, "back")
+            self.sentences, p, fwd.h, None, fwd.attention, g_doc
         )
         n, s, w = fwd.extra["tokens"].shape
         g_word_context = g_sentences.reshape(n * s, 1, self.hidden)
@@ -363,7 +354,6 @@ class Hierarchical:
             None,
             fwd.extra["words"],
             g_word_context,
-            work=part(self.work, "words back"),
         )
         g_embedding = np.zeros_like(p["embedding"])
         np.add.at(g_embedding, fwd.extra["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
@@ -423,7 +413,6 @@ class Aligner:
             raise ValueError(
                 "hard attention samples from softmax weights; choose a flavour without a window"
             )
-        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -445,16 +434,14 @@ class Aligner:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     @checks.model_params
-    def forward(self, p, tokens, rng: np.random.RandomState | None = None, work=None) -> Pass:
+    def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
         """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is
-        taken.  ``work``: a :class:`~attention_measured.workspace.Workspace` for the largest
-        arrays, as in training (they live until its next use), or None."""
+        taken."""
         tokens = self._check(tokens)
         n = len(tokens)
-        h = take_rows(p["embedding"], tokens, work, "h")  # (N, L, d)
-        h += p["positions"]
+        h = p["embedding"][tokens] + p["positions"]  # (N, L, d)
         s = np.broadcast_to(p["queries"], (n, self.length, self.hidden))
-        att = attend(self.flavour, p, h, s, work=part(work, "attend"))
+        att = attend(self.flavour, p, h, s)
         extra = {"tokens": tokens, "s": s}
         if self.hard:
             chosen = (
@@ -462,7 +449,7 @@ class Aligner:
             )
             att.context = np.take_along_axis(h, chosen[..., None], axis=1)
             extra["chosen"] = chosen
-        logits = linear(att.context, p["out_W"], p["out_b"], work, "logits")  # (N, L, V)
+        logits = att.context @ p["out_W"].T + p["out_b"]  # (N, L, V)
         return Pass(h, att, logits, extra)
 
     @checks.model_params
@@ -486,16 +473,15 @@ class Aligner:
             checks.random_state(rng)
         if baseline is not None:
             baseline = checks.real(baseline, "baseline")
-        work = self.work  # this step's arrays, in the buffers of the last one
-        fwd = self.forward(p, tokens, rng, work)
-        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1], part(work, "loss"))
+        fwd = self.forward(p, tokens, rng)
+        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1])
         count = losses.size
         g_logits /= count
         context = fwd.attention.context
         grads = Params(
             out_W=np.einsum("niv,nid->vd", g_logits, context), out_b=g_logits.sum(axis=(0, 1))
         )
-        g_context = np.matmul(g_logits, p["out_W"], out=buffer(work, "g_context", context.shape))
+        g_context = g_logits @ p["out_W"]
         s = fwd.extra["s"]
         if self.hard:
             chosen = fwd.extra["chosen"]
@@ -511,7 +497,7 @@ class Aligner:
             g_h = g_h + g_h_scores
         else:
             flavour_grads, g_h, g_s = attend_backward(
-                self.flavour, p, fwd.h, s, fwd.attention, g_context, work=part(work, "back")
+                self.flavour, p, fwd.h, s, fwd.attention, g_context
             )
         grads.update(flavour_grads)
         grads["queries"] = g_s.sum(axis=0) if g_s is not None else np.zeros_like(p["queries"])

@@ -31,7 +31,6 @@ from .blas import one_thread
 from .losses import softmax_cross_entropy
 from .params import Params, initialiser
 from .translation import draw_batch, draw_padded_batch, shifted_right
-from .workspace import Workspace, buffer, linear, part, take_rows
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -48,12 +47,11 @@ def _check_norm(params, x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return weight, bias, x
 
 
-def _normalised(x: np.ndarray, eps: float, work=None) -> tuple[np.ndarray, np.ndarray]:
-    """(x̂, 1/sqrt(var + eps)): each row centred and scaled to unit variance; x̂ into ``work``'s
-    buffer when a workspace is given."""
-    centred = np.subtract(x, x.mean(axis=-1, keepdims=True), out=buffer(work, "x_hat", x.shape))
+def _normalised(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x̂, 1/sqrt(var + eps)): each row centred and scaled to unit variance."""
+    centred = x - x.mean(axis=-1, keepdims=True)
     inv_std = 1.0 / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps)
-    return np.multiply(centred, inv_std, out=None if work is None else centred), inv_std
+    return centred * inv_std, inv_std
 
 
 def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
@@ -64,27 +62,23 @@ def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
     return layer_norm_and_parts(params, x, eps)[0]
 
 
-def layer_norm_and_parts(params, x, eps: float = EPS, work=None) -> tuple[np.ndarray, tuple]:
+def layer_norm_and_parts(params, x, eps: float = EPS) -> tuple[np.ndarray, tuple]:
     """(:func:`layer_norm`'s output (..., D), its parts (x̂ (..., D), 1/sqrt(var + eps) (..., 1)))
     (Part IV): the parts are what :func:`layer_norm_backward` would compute again, so a
-    training pass keeps them for it.  ``work``: a
-    :class:`~attention_measured.workspace.Workspace` whose buffers receive the output and x̂,
-    or None for fresh arrays."""
+    training pass keeps them for it."""
     weight, bias, x = _check_norm(params, x)
     eps = checks.real(eps, "eps", positive=True)
-    parts = _normalised(x, eps, work)
-    y = np.multiply(parts[0], weight, out=buffer(work, "y", x.shape))
-    return np.add(y, bias, out=y), parts
+    parts = _normalised(x, eps)
+    return parts[0] * weight + bias, parts
 
 
 def layer_norm_backward(
-    params, x, grad_output, eps: float = EPS, parts=None, work=None
+    params, x, grad_output, eps: float = EPS, parts=None
 ) -> tuple[dict, np.ndarray]:
     """Gradients of :func:`layer_norm` (Part IV): ({'weight', 'bias'}, grad_x (..., D)).
 
     grad_output: (..., D), the gradient of the loss with respect to the output.  ``parts``: the
     forward pass's, from :func:`layer_norm_and_parts`, or None to compute them again.
-    ``work``: a workspace whose buffers receive grad_x and its scratch, or None.
     """
     weight, _, x = _check_norm(params, x)
     eps = checks.real(eps, "eps", positive=True)
@@ -96,18 +90,11 @@ def layer_norm_backward(
             raise ValueError(f"parts must be layer_norm_and_parts's (x̂ {x.shape}, 1/std)")
     x_hat, inv_std = _normalised(x, eps) if parts is None else parts
     rows = tuple(range(x.ndim - 1))  # every axis but the features
-    along = np.multiply(grad_output, x_hat, out=buffer(work, "along", x.shape))
-    grads = {"weight": along.sum(axis=rows), "bias": grad_output.sum(axis=rows)}
-    g = np.multiply(grad_output, weight, out=buffer(work, "grad_x", x.shape))  # d loss / d x̂
-    # x̂ = (x − mean) · inv_std: remove g's mean and its component along x̂, then scale, that is
-    # grad_x = inv_std · (g − mean(g) − x̂ · mean(g x̂)), each step written into one of two arrays
-    g_mean = g.mean(axis=-1, keepdims=True)
-    along = np.multiply(
-        x_hat, np.multiply(g, x_hat, out=along).mean(axis=-1, keepdims=True), out=along
-    )
-    grad_x = np.subtract(g, g_mean, out=g)
-    np.subtract(grad_x, along, out=grad_x)
-    return grads, np.multiply(inv_std, grad_x, out=grad_x)
+    grads = {"weight": (grad_output * x_hat).sum(axis=rows), "bias": grad_output.sum(axis=rows)}
+    g = grad_output * weight  # d loss / d x̂
+    # x̂ = (x − mean) · inv_std: remove g's mean and its component along x̂, then scale
+    along = x_hat * (g * x_hat).mean(axis=-1, keepdims=True)
+    return grads, inv_std * (g - g.mean(axis=-1, keepdims=True) - along)
 
 
 # ------------------------------------------------------------------ the layers
@@ -122,9 +109,9 @@ def _attention_names(prefix: str) -> tuple[str, ...]:
     )
 
 
-def _attention(p, prefix: str, x, memory, heads: int, mask, work=None):
+def _attention(p, prefix: str, x, memory, heads: int, mask):
     """torch's nn.MultiheadAttention under ``prefix``: x (N, n, E) asks, memory (N, m, E)
-    answers (x itself for self-attention).  ``work``: the sublayer's workspace, or None."""
+    answers (x itself for self-attention)."""
     W_in, b_in, W_out, b_out = (p[name] for name in _attention_names(prefix))
     E = W_out.shape[0]
     # torch stores [W_q; W_k; W_v] as rows, applied as x Wᵀ: our (E, E) column matrices are
@@ -134,11 +121,11 @@ def _attention(p, prefix: str, x, memory, heads: int, mask, work=None):
     biases = (b_in[:E], b_in[E : 2 * E], b_in[2 * E :], b_out)
     keys = x if memory is None else memory
     kept = {}  # the heads' projections, for the backward pass
-    out, weights = multi_head_attention(x, keys, *args, heads, mask, biases, kept, work)
+    out, weights = multi_head_attention(x, keys, *args, heads, mask, biases, kept)
 
     def back(grad_out):
         g = multi_head_attention_backward(
-            x, keys, *args, heads, weights, grad_out, biases=biases, kept=kept, work=work
+            x, keys, *args, heads, weights, grad_out, biases=biases, kept=kept
         )
         grads = {
             prefix + "in_proj_weight": np.concatenate([g["W_q"].T, g["W_k"].T, g["W_v"].T]),
@@ -147,74 +134,61 @@ def _attention(p, prefix: str, x, memory, heads: int, mask, work=None):
             prefix + "out_proj.bias": g["b_o"],
         }
         if memory is None:  # x asked and answered
-            grad_x = np.add(g["grad_queries"], g["grad_keys"], out=g["grad_queries"])
-            return grads, grad_x, None
+            return grads, g["grad_queries"] + g["grad_keys"], None
         return grads, g["grad_queries"], g["grad_keys"]
 
     return out, weights, back
 
 
-def _feed_forward(p, x, work=None):
-    """linear2(relu(linear1(x))): torch's position-wise feed-forward, width F in the middle.
-    ``work``: the sublayer's workspace, or None."""
-    pre = linear(x, p["linear1.weight"], p["linear1.bias"], work, "pre")
-    wide = pre.shape  # (N, n, F)
-    hidden = np.maximum(pre, 0.0, out=buffer(work, "hidden", wide))
-    out = linear(hidden, p["linear2.weight"], p["linear2.bias"], work, "out")
+def _feed_forward(p, x):
+    """linear2(relu(linear1(x))): torch's position-wise feed-forward, width F in the middle."""
+    pre = x @ p["linear1.weight"].T + p["linear1.bias"]  # (N, n, F)
+    hidden = np.maximum(pre, 0.0)
+    out = hidden @ p["linear2.weight"].T + p["linear2.bias"]
 
     def back(grad_out):
-        # the hidden layer's gradient, in the buffer of grad_pre that is written over it
-        grad_hidden = np.matmul(grad_out, p["linear2.weight"], out=buffer(work, "grad_pre", wide))
-        grad_pre = np.multiply(grad_hidden, pre > 0, out=grad_hidden)
+        grad_pre = (grad_out @ p["linear2.weight"]) * (pre > 0)
         grads = {
             "linear2.weight": as_rows(grad_out).T @ as_rows(hidden),
             "linear2.bias": as_rows(grad_out).sum(axis=0),
             "linear1.weight": as_rows(grad_pre).T @ as_rows(x),
             "linear1.bias": as_rows(grad_pre).sum(axis=0),
         }
-        return (
-            grads,
-            np.matmul(grad_pre, p["linear1.weight"], out=buffer(work, "grad_x", x.shape)),
-            None,
-        )
+        return grads, grad_pre @ p["linear1.weight"], None
 
     return out, back
 
 
-def _residual(p, norm: str, x, inner, norm_first: bool, work=None):
+def _residual(p, norm: str, x, inner, norm_first: bool):
     """One sublayer with its residual and its LayerNorm ``norm``:
 
     post-norm (torch's default):  y = LN(x + f(x));   pre-norm:  y = x + f(LN(x)).
 
-    ``inner(z)`` returns (f(z), back).  Returns (y, back of the whole).  ``work``: the
-    sublayer's workspace, or None.
+    ``inner(z)`` returns (f(z), back).  Returns (y, back of the whole).
     """
     ln = {"weight": p[norm + ".weight"], "bias": p[norm + ".bias"]}
-    norm_work = part(work, norm)
 
     def named(norm_grads):
         return {norm + "." + k: v for k, v in norm_grads.items()}
 
     if norm_first:
-        z, parts = layer_norm_and_parts(ln, x, work=norm_work)
+        z, parts = layer_norm_and_parts(ln, x)
         out, inner_back = inner(z)
 
         def back(grad_y):
             grads, grad_z, grad_memory = inner_back(grad_y)
-            norm_grads, grad_x = layer_norm_backward(ln, x, grad_z, parts=parts, work=norm_work)
-            grad_x = np.add(grad_y, grad_x, out=buffer(work, "grad_x", x.shape))
-            return {**grads, **named(norm_grads)}, grad_x, grad_memory
+            norm_grads, grad_x = layer_norm_backward(ln, x, grad_z, parts=parts)
+            return {**grads, **named(norm_grads)}, grad_y + grad_x, grad_memory
 
-        return np.add(x, out, out=buffer(work, "y", x.shape)), back
+        return x + out, back
     out, inner_back = inner(x)
-    total = np.add(x, out, out=buffer(work, "total", x.shape))
-    y, parts = layer_norm_and_parts(ln, total, work=norm_work)
+    total = x + out
+    y, parts = layer_norm_and_parts(ln, total)
 
     def back(grad_y):
-        norm_grads, grad_total = layer_norm_backward(ln, total, grad_y, parts=parts, work=norm_work)
+        norm_grads, grad_total = layer_norm_backward(ln, total, grad_y, parts=parts)
         grads, grad_x, grad_memory = inner_back(grad_total)
-        grad_x = np.add(grad_total, grad_x, out=buffer(work, "grad_x", x.shape))
-        return {**grads, **named(norm_grads)}, grad_x, grad_memory
+        return {**grads, **named(norm_grads)}, grad_total + grad_x, grad_memory
 
     return y, back
 
@@ -268,26 +242,15 @@ def _check_mask(mask, n: int, m: int, name: str):
     return mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # at least (·, ·)
 
 
-def _sublayer_work(work, name: str) -> tuple:
-    """The workspaces of one sublayer: (its residual's and LayerNorm's, its inner function's)."""
-    outer = part(work, name)
-    return outer, part(outer, "inner")
-
-
-def _encoder_sublayers(p, x, heads, mask, norm_first, work=None):
+def _encoder_sublayers(p, x, heads, mask, norm_first):
     weights = {}
-    (attention_work, inner), (ff_work, ff_inner) = (
-        _sublayer_work(work, name) for name in ("self-attention", "feed-forward")
-    )
 
     def attend(z):
-        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask, inner)
+        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask)
         return out, back
 
-    x, back1 = _residual(p, "norm1", x, attend, norm_first, attention_work)
-    x, back2 = _residual(
-        p, "norm2", x, lambda z: _feed_forward(p, z, ff_inner), norm_first, ff_work
-    )
+    x, back1 = _residual(p, "norm1", x, attend, norm_first)
+    x, back2 = _residual(p, "norm2", x, lambda z: _feed_forward(p, z), norm_first)
     return x, weights, [back1, back2]
 
 
@@ -336,27 +299,22 @@ def _check_grad(grad_output, y):
     return grad_output
 
 
-def _decoder_sublayers(p, x, memory, heads, mask, memory_mask, norm_first, work=None):
+def _decoder_sublayers(p, x, memory, heads, mask, memory_mask, norm_first):
     weights = {}
-    (self_work, self_inner), (cross_work, cross_inner), (ff_work, ff_inner) = (
-        _sublayer_work(work, name) for name in ("self-attention", "cross-attention", "feed-forward")
-    )
 
     def attend_self(z):
-        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask, self_inner)
+        out, weights["self"], back = _attention(p, "self_attn.", z, None, heads, mask)
         return out, back
 
     def attend_memory(z):
         out, weights["cross"], back = _attention(
-            p, "multihead_attn.", z, memory, heads, memory_mask, cross_inner
+            p, "multihead_attn.", z, memory, heads, memory_mask
         )
         return out, back
 
-    x, back1 = _residual(p, "norm1", x, attend_self, norm_first, self_work)
-    x, back2 = _residual(p, "norm2", x, attend_memory, norm_first, cross_work)
-    x, back3 = _residual(
-        p, "norm3", x, lambda z: _feed_forward(p, z, ff_inner), norm_first, ff_work
-    )
+    x, back1 = _residual(p, "norm1", x, attend_self, norm_first)
+    x, back2 = _residual(p, "norm2", x, attend_memory, norm_first)
+    x, back3 = _residual(p, "norm3", x, lambda z: _feed_forward(p, z), norm_first)
     return x, weights, [back1, back2, back3]
 
 
@@ -488,7 +446,6 @@ class Transformer:
         self.batch = checks.integer(batch, "batch", 1)
         self.bos = checks.index(bos, "bos", self.target_vocabulary)
         self.mixed = checks.flag(mixed, "mixed")
-        self.work = Workspace()  # a training step's arrays, reused by the next (None: fresh ones)
 
     def __repr__(self) -> str:
         return f"Transformer(width={self.width}, heads={self.heads}, layers={self.layers})"
@@ -515,8 +472,8 @@ class Transformer:
         return p
 
     # -------------------------------------------------------------- forward
-    def _embed(self, p, table: str, ids, start: int = 0, scale=None, work=None) -> np.ndarray:
-        x = take_rows(p[table], ids, work, "x")  # (N, ·, E)
+    def _embed(self, p, table: str, ids, start: int = 0, scale=None) -> np.ndarray:
+        x = p[table][ids]  # (N, ·, E)
         if scale is not None:
             scale = checks.array(scale, "scale")
             if scale.shape != ids.shape:
@@ -527,22 +484,19 @@ class Transformer:
         return x
 
     @checks.model_params
-    def encode(self, p, source, scale=None, lengths=None, work=None) -> tuple[np.ndarray, Encoded]:
+    def encode(self, p, source, scale=None, lengths=None) -> tuple[np.ndarray, Encoded]:
         """The encoder's output (N, m, E), the memory, and its record (:class:`Encoded`), whose
         ``weights`` are each layer's self-attention weights (N, H, m, m).
 
         ``scale``: optional (N, m), each word's embedding multiplied by it before the
         positions are added (Part V's gradient × input).  ``lengths``: optional (N,), each
-        sentence's words before its padding; no query then reads a padded key.  ``work``: a
-        :class:`~attention_measured.workspace.Workspace` whose buffers receive the arrays, as
-        in training (they live until its next use), or None for fresh arrays.
+        sentence's words before its padding; no query then reads a padded key.
         """
         source = checks.token_ids(source, "source", self.source_vocabulary, (None, None))
         if source.shape[1] < 1:
             raise ValueError("source sentences need at least one word")
         mask = key_padding_mask(lengths, source.shape, "lengths")
-        work = part(work, "encoder")  # its own buffers: decode may be handed the same workspace
-        x = self._embed(p, "source_embedding", source, scale=scale, work=part(work, "embedding"))
+        x = self._embed(p, "source_embedding", source, scale=scale)
         backs, weights = [], []
         for i in range(self.layers):
             x, w, layer_backs = _encoder_sublayers(
@@ -551,16 +505,15 @@ class Transformer:
                 self.heads,
                 mask,
                 self.norm_first,
-                part(work, f"layer {i}"),
             )
             backs.append((f"encoder.layers.{i}.", layer_backs))
             weights.append(w["self"])
-        memory, norm_back = _final_norm(p, "encoder.norm", x, part(work, "norm"))
+        memory, norm_back = _final_norm(p, "encoder.norm", x)
         return memory, Encoded(source, backs, norm_back, weights)
 
     @checks.model_params
     def decode(
-        self, p, memory, previous, memory_mask=None, memory_lengths=None, lengths=None, work=None
+        self, p, memory, previous, memory_mask=None, memory_lengths=None, lengths=None
     ) -> tuple[np.ndarray, list, Decoded]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
         weights of every layer ({"self", "cross"} each), and the record (:class:`Decoded`).
@@ -568,8 +521,6 @@ class Transformer:
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
         in every layer's cross-attention (Part V's removal test).  ``memory_lengths`` and
         ``lengths``: optional (N,), the real source and target words of padded sentences.
-        ``work``: a workspace for the arrays, as for :meth:`encode` (the same one may serve
-        both: each keeps a part of its own).
         """
         previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
         n, m = previous.shape[1], memory.shape[1]
@@ -578,8 +529,7 @@ class Transformer:
         padded = key_padding_mask(memory_lengths, (len(previous), m), "memory_lengths")
         if padded is not None:
             memory_mask = padded if memory_mask is None else memory_mask & padded
-        work = part(work, "decoder")  # its own buffers, apart from encode's and its memory
-        x = self._embed(p, "target_embedding", previous, work=part(work, "embedding"))
+        x = self._embed(p, "target_embedding", previous)
         backs, weights = [], []
         mask = causal_mask(n) if self.causal else None
         padded = key_padding_mask(lengths, previous.shape, "lengths")
@@ -594,12 +544,11 @@ class Transformer:
                 mask,
                 memory_mask,
                 self.norm_first,
-                part(work, f"layer {i}"),
             )
             backs.append((f"decoder.layers.{i}.", layer_backs))
             weights.append(w)
-        out, norm_back = _final_norm(p, "decoder.norm", x, part(work, "norm"))
-        logits = linear(out, p["out.weight"], p["out.bias"], work, "logits")  # (N, n, V)
+        out, norm_back = _final_norm(p, "decoder.norm", x)
+        logits = out @ p["out.weight"].T + p["out.bias"]  # (N, n, V)
         return logits, weights, Decoded(previous, backs, norm_back, out)
 
     def _previous(self, target) -> np.ndarray:
@@ -626,15 +575,14 @@ class Transformer:
 
     @one_thread
     @checks.model_params
-    def forward(self, p, source, target, source_lengths=None, target_lengths=None, work=None):
+    def forward(self, p, source, target, source_lengths=None, target_lengths=None):
         """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n).
 
         ``source_lengths``, ``target_lengths``: optional (N,), the real words of a padded
         batch (:func:`translation.draw_padded_batch`); logits at padded positions are
-        computed and mean nothing.  ``work``: a workspace for the arrays, as for
-        :meth:`encode`.
+        computed and mean nothing.
         """
-        memory, enc = self.encode(p, source, lengths=source_lengths, work=work)
+        memory, enc = self.encode(p, source, lengths=source_lengths)
         target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
         previous = self._previous(target)
         logits, weights, dec = self.decode(
@@ -643,7 +591,6 @@ class Transformer:
             previous,
             memory_lengths=source_lengths,
             lengths=target_lengths,
-            work=work,
         )
         return logits, weights, (enc, dec)
 
@@ -672,9 +619,8 @@ class Transformer:
                 "target_lengths) or a dict of Corpus by length"
             )
         source, target, *lengths = data
-        work = self.work  # this step's arrays, in the buffers of the last one
-        logits, _, (enc, dec) = self.forward(p, source, target, *lengths, work=work)
-        losses, grad_logits = softmax_cross_entropy(logits, target, part(work, "loss"))
+        logits, _, (enc, dec) = self.forward(p, source, target, *lengths)
+        losses, grad_logits = softmax_cross_entropy(logits, target)
         if lengths:
             real = np.arange(target.shape[1]) < lengths[1][:, None]  # (N, n)
             losses = losses[real]
@@ -684,7 +630,7 @@ class Transformer:
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
         grads["out.weight"] += as_rows(grad_logits).T @ as_rows(out)
         grads["out.bias"] += as_rows(grad_logits).sum(axis=0)
-        grad_out = np.matmul(grad_logits, p["out.weight"], out=buffer(work, "grad_out", out.shape))
+        grad_out = grad_logits @ p["out.weight"]
         grad_x = _add(grads, *dec_norm_back(grad_out))
         grad_memory = 0.0
         for prefix, backs in reversed(dec_backs):
@@ -865,15 +811,14 @@ def one_layer(p, prefix: str) -> Params:
     )
 
 
-def _final_norm(p, name: str, x, work=None):
-    """The LayerNorm after the last layer: (output, back) with back(grad) -> (grads, grad_x).
-    ``work``: its workspace, or None."""
+def _final_norm(p, name: str, x):
+    """The LayerNorm after the last layer: (output, back) with back(grad) -> (grads, grad_x)."""
     ln = {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
 
-    y, parts = layer_norm_and_parts(ln, x, work=work)
+    y, parts = layer_norm_and_parts(ln, x)
 
     def back(grad):
-        norm_grads, grad_x = layer_norm_backward(ln, x, grad, parts=parts, work=work)
+        norm_grads, grad_x = layer_norm_backward(ln, x, grad, parts=parts)
         return {f"{name}.{k}": v for k, v in norm_grads.items()}, grad_x
 
     return y, back

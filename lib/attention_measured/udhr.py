@@ -41,7 +41,6 @@ from .cache import remembered
 from .losses import softmax_and_summed_cross_entropy
 from .params import Params, initialiser
 from .training import Trained, fit
-from .workspace import Workspace, buffer
 
 # --------------------------------------------------------------- section 1
 # Sixteen sentences and clauses from thirteen articles of the UDHR (adopted by
@@ -329,7 +328,6 @@ def forward(
     batch: Batch,
     query_ids: np.ndarray | None = None,
     keep=None,
-    work: Workspace | None = None,
 ) -> Forward:
     """The head on every sentence of ``batch`` at once (section 2).
 
@@ -345,18 +343,13 @@ def forward(
 
     ``keep``: boolean (B, L, L), True where query i may attend to key j, on top of the batch's
     own rule (Part I's removal test, section 4).
-
-    ``work``: a :class:`~attention_measured.workspace.Workspace` whose buffers receive the
-    largest arrays, as training passes one; the next pass with it overwrites them.
     """
     checks.params(params, "params", NAMES)
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
     x = params.E[batch.ids]  # (B, L, d)
     names, joined = _projections(params)
-    B, L = batch.ids.shape
-    projected = _pieces(np.matmul(x, joined, out=buffer(work, "XW", (B, L, joined.shape[1]))))
-    # X W_Q, X W_K, X W_V
+    projected = _pieces(x @ joined)  # X W_Q, X W_K, X W_V
     k, v = projected[-2:]
     if query_ids is not None:
         q = params.E[_check_query_ids(params, batch, query_ids)] @ params.W_Q
@@ -369,12 +362,10 @@ def forward(
         allowed = allowed & checks.mask(keep, "keep", batch.allowed.shape)
     z, a = scaled_dot_product_attention(q, k, v, allowed)  # A = softmax(Q Kᵀ / sqrt(d)), A Vv
     z = z.reshape(-1, WIDTH)[batch.real]  # (N, d)
-    scores = np.matmul(z, params.W_O, out=buffer(work, "scores", (len(z), len(VOCAB))))  # (N, V)
+    scores = z @ params.W_O  # (N, V)
     # probs = softmax(scores); the loss from the log-softmax, exact where the probability
     # underflows: -log p, what backward differentiates
-    probs, loss = softmax_and_summed_cross_entropy(
-        scores, batch.targets, out=buffer(work, "probs", scores.shape)
-    )
+    probs, loss = softmax_and_summed_cross_entropy(scores, batch.targets)
     return Forward(x, q, k, v, a, z, probs, loss)
 
 
@@ -406,12 +397,12 @@ def read(params: Params, queries, inputs, keep=None, weights=None) -> tuple[np.n
     return z @ params.W_O, a
 
 
-def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None = None) -> Params:
+def backward(params: Params, batch: Batch, fwd: Forward) -> Params:
     """Gradient of ``fwd.loss`` (the summed loss of the batch) for every array (section 2).
 
     Returns a Params of gradients shaped like ``params``.  Read from the bottom of
     :func:`forward` upwards: each line undoes one forward line. Padding positions receive
-    exactly zero gradient.  ``work``: scratch buffers, as for :func:`forward`.
+    exactly zero gradient.
     """
     query_kind(params)  # checks the parameters
     if not isinstance(batch, Batch):
@@ -420,10 +411,7 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
         raise TypeError(f"fwd must be the Forward of udhr.forward, got {type(fwd).__name__}")
     B, L = batch.ids.shape
     # probs = softmax(scores), loss = -sum log probs[target]  ->  d loss / d scores = probs - onehot
-    g_scores = buffer(work, "g_scores", fwd.probs.shape)
-    if g_scores is None:
-        g_scores = np.empty_like(fwd.probs)
-    np.copyto(g_scores, fwd.probs)
+    g_scores = fwd.probs.copy()
     g_scores.reshape(-1)[batch.target_slots] -= 1.0  # [i, targets[i]] for every row i
     # scores = Z W_O
     g_W_O = fwd.read.T @ g_scores
@@ -457,16 +445,8 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     # product give all the weight gradients side by side, and X's from all paths at once
     names, joined = _projections(params)
     pieces = ([g_queries] if kind == "token" else []) + [g_keys, g_values]
-    g_projected = np.concatenate(
-        pieces, axis=-1, out=buffer(work, "g_XW", (B, L, WIDTH * len(pieces)))
-    ).reshape(B * L, -1)
-    g_projected = np.take(  # (N, 3d or 2d), real tokens only
-        g_projected,
-        batch.real,
-        axis=0,
-        mode="clip",
-        out=buffer(work, "g_XW real", (batch.n_predicted, g_projected.shape[1])),
-    )
+    # (N, 3d or 2d), real tokens only
+    g_projected = np.concatenate(pieces, axis=-1).reshape(B * L, -1)[batch.real]
     x_real = fwd.embedded.reshape(B * L, WIDTH)[batch.real]  # (N, d)
     for name, g_w in zip(names, _pieces(x_real.T @ g_projected)):
         grads[name] = g_w
@@ -480,13 +460,11 @@ def backward(params: Params, batch: Batch, fwd: Forward, work: Workspace | None 
     return grads
 
 
-def loss_and_gradients(
-    params: Params, batch: Batch, work: Workspace | None = None
-) -> tuple[float, Params]:
+def loss_and_gradients(params: Params, batch: Batch) -> tuple[float, Params]:
     """(summed loss over the N predicted tokens, its gradients shaped like ``params``) (section
-    2).  ``work``: scratch buffers, as for :func:`forward`."""
-    fwd = forward(params, batch, work=work)
-    return fwd.loss, backward(params, batch, fwd, work)
+    2)."""
+    fwd = forward(params, batch)
+    return fwd.loss, backward(params, batch, fwd)
 
 
 # --------------------------------------------------------------- section 3
@@ -538,14 +516,13 @@ class Head:
         self.sentences = (
             [list(s) for s in SENTENCES] if sentences is None else check_sentences(sentences)
         )
-        self.work = Workspace()  # one step's largest arrays, reused by every step
 
     def __repr__(self) -> str:
         return f"Head(query={self.query!r}, {len(self.sentences)} sentences)"
 
     def loss_and_grads(self, params: Params, batch: Batch) -> tuple[float, Params]:
         query_kind(params)  # checks the parameters
-        loss, grads = loss_and_gradients(params, batch, self.work)
+        loss, grads = loss_and_gradients(params, batch)
         for g in grads.values():  # fresh arrays: divided where they are
             g /= len(batch)
         return loss / batch.n_predicted, grads
