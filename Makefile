@@ -101,6 +101,8 @@ test-browser: test-build
 # The package installed into the reader's environment as pip installs it, again whenever a file of
 # it changes.
 $(READER_PACKAGE): $(READER_READY) $(PACKAGE_FILES)
+	@rm -rf build  # setuptools' staging folder would carry modules since deleted from lib
+	$(READER)/bin/python -m pip uninstall --quiet --yes attention-measured 2>/dev/null || true
 	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile \
 	    --no-build-isolation -c _build/constraints.txt .
 	@touch $@

@@ -1,10 +1,10 @@
 """The library's one speed trick of memory, measured: every training in a fresh process with glibc's
-own allocator thresholds, against freed memory kept (`workspace.keep_freed_memory`), side by side.
+own allocator thresholds, against freed memory kept (`allocator.keep_freed_memory`), side by side.
 
 The book's models are written plainly: each training step allocates its arrays afresh.  That is
 cheap only while the allocator keeps freed memory for the next step; glibc, in a fresh process,
 gives a block above 128 KB back to the system at once, and every step then pays page faults to
-get its memory again.  Importing the package calls `workspace.keep_freed_memory`, which sets
+get its memory again.  Importing the package calls `allocator.keep_freed_memory`, which sets
 glibc's two thresholds once; `ATTENTION_MEASURED_KEEP_FREED_MEMORY=0` leaves glibc's own moving
 thresholds in place.  The setting lasts as long as the process, so each training runs in a fresh
 process of its own, as a reader's first run does: each time is that process's first training,
@@ -18,41 +18,50 @@ import os
 import subprocess
 import sys
 
-from attention_measured import workspace
+from attention_measured.machinery import allocator
 
 # name: the code that trains it; with no ATTENTION_MEASURED_CACHE, a fresh process computes each
 TRAININGS = {
     "Part I, the lesson's 100 runs at once": (
-        "from attention_measured import lesson as l, subjects as s\n"
-        "runs = [l.train_runs(s.LESSON_SEEDS, l.split(l.make_sequences())[0])]"
+        "from attention_measured.experiments import marked_step_runs as m, subjects as s\n"
+        "from attention_measured.tasks import marked_step as t\n"
+        "runs = [m.train_runs(s.LESSON_SEEDS, t.split(t.make_sequences())[0])]"
     ),
     "Part III, one and two heads": (
-        "from attention_measured import selfattention as s\n"
-        "runs = [s.heads_run(h, 0) for h in (1, 2)]"
+        "from attention_measured.experiments import head_runs as h\n"
+        "runs = [h.heads_run(n, 0) for n in (1, 2)]"
     ),
     "Part III, order, learned positions": (
-        "from attention_measured import selfattention as s\nruns = [s.order_run('learned', 0)]"
+        "from attention_measured.experiments import order_runs as o\n"
+        "runs = [o.order_run('learned', 0)]"
     ),
     "Part III, additive reader on Part I's task": (
-        "from attention_measured import taxonomy as t\nruns = [t.lesson_run('additive', 0)]"
+        "from attention_measured.experiments import flavour_runs as f\n"
+        "runs = [f.lesson_run('additive', 0)]"
     ),
     "Part III, hierarchical reader": (
-        "from attention_measured import taxonomy as t, training\n"
-        "docs = t.documents()\n"
-        "runs = [training.trained(t.Hierarchical(), 0, docs.tokens, docs.labels, 300, 0.05)]"
+        "from attention_measured.core import training\n"
+        "from attention_measured.models.hierarchical import Hierarchical\n"
+        "from attention_measured.tasks.documents import documents\n"
+        "docs = documents()\n"
+        "runs = [training.trained(Hierarchical(), 0, docs.tokens, docs.labels, 300, 0.05)]"
     ),
     "Part III, additive aligner": (
-        "from attention_measured import taxonomy as t, training\n"
-        "runs = [training.trained(t.Aligner('additive'), 0, t.reversal(), None, 300, 0.05)]"
+        "from attention_measured.core import training\n"
+        "from attention_measured.models.aligner import Aligner\n"
+        "from attention_measured.tasks.reversal import reversal\n"
+        "runs = [training.trained(Aligner('additive'), 0, reversal(), None, 300, 0.05)]"
     ),
     "Part III, memory network, two facts, 2 hops": (
-        "from attention_measured import memory as m\nruns = [m.memory_run(2, 2, 0)]"
+        "from attention_measured.experiments import story_runs as s\nruns = [s.memory_run(2, 2, 0)]"
     ),
     "Part IV, Transformer (300 batches)": (
-        "from attention_measured import comparison as c\nruns = [c.run('Transformer', 0)]"
+        "from attention_measured.experiments import translation_runs as c\n"
+        "runs = [c.run('Transformer', 0)]"
     ),
     "Part IV, Bahdanau (300 batches)": (
-        "from attention_measured import comparison as c\nruns = [c.run('Bahdanau', 0)]"
+        "from attention_measured.experiments import translation_runs as c\n"
+        "runs = [c.run('Bahdanau', 0)]"
     ),
 }
 
@@ -76,10 +85,10 @@ WORTH = 1.2  # a gain worth a trick: the largest gain, glibc's own thresholds ÷
 
 
 def _child(code: str, keep: bool) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != workspace.SWITCH}
+    env = {k: v for k, v in os.environ.items() if k != allocator.SWITCH}
     env.pop("ATTENTION_MEASURED_CACHE", None)  # nothing read from or written to disk
     if not keep:
-        env[workspace.SWITCH] = "0"
+        env[allocator.SWITCH] = "0"
     done = subprocess.run(
         [sys.executable, "-c", CHILD.format(code=code)],
         env=env,
@@ -93,7 +102,7 @@ def _child(code: str, keep: bool) -> dict:
 def main() -> None:
     print("Each training with glibc's own thresholds, against freed memory kept")
     print("  each training alone in a fresh process; seconds (of which in the kernel), faults")
-    if not workspace.keep_freed_memory():
+    if not allocator.keep_freed_memory():
         print("  skipped: this process's allocator is not glibc, or its thresholds are set")
         return
     ratios, same = [], True

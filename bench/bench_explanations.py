@@ -1,10 +1,10 @@
 """Part V: what each family's scorecard costs, and the share the adversarial search takes.
 
-The closing sweep (every model on every seed, `verdict.write`) takes minutes, so the book ships
-its result; this benchmark times one card per family side by side (the models are trained once,
-and remembered, before the clock starts), and the same cards without the adversarial search, the
-costliest measure.  Ratios to Part I's card are printed, never asserted; the last line estimates
-the whole sweep from the cards' times and each family's count of model-seeds.
+The closing sweep (every model on every seed, `explanation_runs.write`) takes minutes, so the book
+ships its result; this benchmark times one card per family side by side (the models are trained
+once, and remembered, before the clock starts), and the same cards without the adversarial
+search, the costliest measure.  Ratios to Part I's card are printed, never asserted; the last
+line estimates the whole sweep from the cards' times and each family's count of model-seeds.
 """
 
 import sys
@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import best_of  # noqa: E402
 
-from attention_measured import explanations, subjects, verdict  # noqa: E402
+from attention_measured.experiments import explanation_runs, subjects
+from attention_measured.measures import explanations
 
 CARDS = {  # one model of each family, at its first seed
     "Part I": "Part I network",
@@ -32,7 +33,7 @@ def main() -> None:
     for family, model in CARDS.items():
         seed = subjects.MODELS[model][2][0]
         built = subjects.subjects(model, seed)  # trains once, outside the clock
-        whole = best_of(lambda model=model, seed=seed: verdict.card(model, seed), 1)
+        whole = best_of(lambda model=model, seed=seed: explanation_runs.card(model, seed), 1)
         rows, explanations.ADVERSARIAL_ROWS = explanations.ADVERSARIAL_ROWS, 0
         try:
             quick = best_of(lambda built=built: explanations.scorecard(built), 1)

@@ -12,31 +12,34 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import lesson_oracle  # noqa: E402  (the loop version, kept beside the tests)
+import single_query_oracle  # noqa: E402  (the loop version, kept beside the tests)
 from timing import both_ways  # noqa: E402
 
-from attention_measured import lesson  # noqa: E402
+from attention_measured.experiments import marked_step_runs
+from attention_measured.tasks import marked_step
 
 
 def main() -> None:
-    train_set = lesson.split(lesson.make_sequences())[0]
-    seeds = range(lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[0] + 100)
+    train_set = marked_step.split(marked_step.make_sequences())[0]
+    seeds = range(marked_step_runs.INIT_SEEDS[0], marked_step_runs.INIT_SEEDS[0] + 100)
 
     print("Part I benchmark (best of repeated runs, this machine; idle, then beside a busy core)")
     start = time.perf_counter()
-    oracle = lesson_oracle.summary()
+    oracle = single_query_oracle.summary()
     loop_time = time.perf_counter() - start
-    fast = lesson.summary()
+    fast = marked_step_runs.summary()
     same = all(
         abs(oracle["runs"][r][k] - fast["runs"][r][k]) < 1e-9
         for r in range(2)
         for k in fast["runs"][r]
     )
-    summary = both_ways(lesson.summary, 5)
+    summary = both_ways(marked_step_runs.summary, 5)
     # 40 ms a call: the best of 15, since on a shared virtual machine a stretch of a few
     # hundred milliseconds can run slow and spoil all of five
-    one = both_ways(lambda: lesson.train_runs([lesson.INIT_SEEDS[0]], train_set), 15)
-    sweep = both_ways(lambda: lesson.sweep(seeds), 3)
+    one = both_ways(
+        lambda: marked_step_runs.train_runs([marked_step_runs.INIT_SEEDS[0]], train_set), 15
+    )
+    sweep = both_ways(lambda: marked_step_runs.sweep(seeds), 3)
 
     def verdict(times, limit):
         return "met" if max(times) < limit else "NOT met"

@@ -14,20 +14,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import best_of, both_ways  # noqa: E402
 
-from attention_measured import comparison, training, translation  # noqa: E402
+from attention_measured.core import training
+from attention_measured.experiments import translation_runs
+from attention_measured.tasks import translation
 
 
 def main() -> None:
     train, test = translation.book_data()
-    print(f"Part IV: one training run per model ({comparison.STEPS} Adam steps of 32 sentences)")
+    print(
+        f"Part IV: one training run per model ({translation_runs.STEPS} Adam steps of 32 sentences)"
+    )
     print(f"  {'':<28}{'idle':>8}{'busy core':>12}{'/ Transformer':>16}")
     times = {}
-    for name in comparison.MODELS[:5]:  # the four recurrent models and the Transformer
-        model = comparison.book_model(name)
-        rate = comparison.learning_rate(name)
+    for name in translation_runs.MODELS[:5]:  # the four recurrent models and the Transformer
+        model = translation_runs.book_model(name)
+        rate = translation_runs.learning_rate(name)
         times[name] = both_ways(
             lambda model=model, rate=rate: training.trained.uncached(
-                model, 0, train, None, comparison.STEPS, rate
+                model, 0, train, None, translation_runs.STEPS, rate
             ),
             1,
         )
@@ -36,7 +40,7 @@ def main() -> None:
         print(f"  {name:<28}{idle:7.1f} s{busy:10.1f} s{ratio:14.1f}x")
 
     print("greedy decoding of 20 sentences, one trained Transformer: without / with the cache")
-    model, params, _ = comparison.run("Transformer", 0)
+    model, params, _ = translation_runs.run("Transformer", 0)
     for length in (10, 20, 30, 40):
         source = test[length].source
         plain = best_of(lambda source=source: model.greedy(params, source, cache=False), 3)

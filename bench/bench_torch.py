@@ -1,7 +1,7 @@
 """The book's numpy training beside torch on the CPU, doing the same work: an optional peer.
 
 Three trainings are written a second time in torch: Part II's "token" head (200 full-batch
-Adam iterations, ``udhr.train``), and Part IV's Transformer and Bahdanau encoder-decoder (300
+Adam iterations, ``cloze_runs.train``), and Part IV's Transformer and Bahdanau encoder-decoder (300
 Adam steps of 32 sentences, ``training.trained``).  The head and Bahdanau's attention loop are
 written out line by line; where the book's layers compute what torch's compute, torch's own
 are used (``nn.Transformer``'s encoder and decoder, ``nn.GRU``, ``nn.GRUCell``).  Both sides
@@ -23,7 +23,7 @@ steps that differ by ~lr 1e-10; the Transformer's other weights agree to ~1e-14.
 is not matched: the book's GRU clips its gate logits to ±30 before the sigmoid
 (``losses.sigmoid``), torch's does not; beyond ±30 the sigmoid is within 1e-13 of 0 or 1.
 
-Then each side is timed, idle and beside a busy core; the book calls ``udhr.train.uncached``
+Then each side is timed, idle and beside a busy core; the book calls ``cloze_runs.train.uncached``
 and ``training.trained.uncached``, which train every time.  The ratios and their targets are
 printed, never asserted.  torch is not a dependency of the book: without it this prints one
 line and exits.
@@ -50,7 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import busy_core  # noqa: E402
 
-from attention_measured import comparison, training, translation, udhr  # noqa: E402
+from attention_measured.core import training
+from attention_measured.experiments import cloze_runs, translation_runs
+from attention_measured.models import cloze_head
+from attention_measured.tasks import cloze, translation
 
 torch.set_num_threads(1)  # the book's training loops hold BLAS to one thread
 torch.set_default_dtype(torch.float64)  # and compute in float64
@@ -89,37 +92,37 @@ class Head(nn.Module):
 
     def __init__(self, params):
         super().__init__()
-        for name in udhr.NAMES:  # E (V, d), W_Q, W_K, W_V (d, d), W_O (d, V)
+        for name in cloze_head.NAMES:  # E (V, d), W_Q, W_K, W_V (d, d), W_O (d, V)
             setattr(self, name, _parameter(params[name]))
 
     def forward(self, ids, allowed, real, targets):
         x = F.embedding(ids, self.E)  # x = params.E[batch.ids]  (B, L, d)
         joined = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1)  # _projections: [W_Q|W_K|W_V]
-        q, k, v = (x @ joined).split(udhr.WIDTH, dim=-1)  # X W_Q, X W_K, X W_V
+        q, k, v = (x @ joined).split(cloze_head.WIDTH, dim=-1)  # X W_Q, X W_K, X W_V
         # z, a = scaled_dot_product_attention(q, k, v, allowed): softmax(Q Kᵀ / sqrt(d)) over the
         # allowed keys, rows with none (padding) all zeros, as the book's softmax makes them
         z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-        z = z.reshape(-1, udhr.WIDTH)[real]  # z.reshape(-1, WIDTH)[batch.real]  (N, d)
+        z = z.reshape(-1, cloze_head.WIDTH)[real]  # z.reshape(-1, WIDTH)[batch.real]  (N, d)
         scores = z @ self.W_O  # (N, V)
         return F.cross_entropy(scores, targets, reduction="sum")  # softmax_and_summed_...
 
 
 def book_head(epochs: int) -> tuple[np.ndarray, dict]:
-    result = udhr.train.uncached(seed=0, epochs=epochs)
+    result = cloze_runs.train.uncached(seed=0, epochs=epochs)
     return result.curve, result.params
 
 
 def torch_head(epochs: int) -> tuple[np.ndarray, nn.Module]:
     """udhr.train(seed=0) in torch: Head.loss_and_grads and training.fit's Adam loop."""
-    batch = udhr.make_batch(udhr.SENTENCES)
-    head = Head(udhr.init_params(0, "token"))
+    batch = cloze.make_batch(cloze.SENTENCES)
+    head = Head(cloze_head.init_params(0, "token"))
     tensors = (
         torch.from_numpy(batch.ids),
         torch.from_numpy(batch.allowed),
         torch.from_numpy(batch.real),
         torch.from_numpy(batch.targets),
     )
-    adam = _adam(head, udhr.LEARNING_RATE)
+    adam = _adam(head, cloze_runs.LEARNING_RATE)
     curve = np.empty(epochs)
     for t in range(epochs):
         adam.zero_grad()
@@ -220,16 +223,16 @@ TORCH_MODELS = {"Transformer": Transformer, "Bahdanau": Bahdanau}
 
 
 def book_seq2seq(name: str, train, steps: int) -> tuple[np.ndarray, dict]:
-    model, rate = comparison.book_model(name), comparison.learning_rate(name)
+    model, rate = translation_runs.book_model(name), translation_runs.learning_rate(name)
     result = training.trained.uncached(model, 0, train, None, steps, rate)
     return result.curve, result.params
 
 
 def torch_seq2seq(name: str, train, steps: int) -> tuple[np.ndarray, nn.Module]:
     """training.trained(book_model(name), 0, train, None, steps, rate) in torch."""
-    book = comparison.book_model(name)
+    book = translation_runs.book_model(name)
     module = TORCH_MODELS[name](book, book.init(0))
-    adam = _adam(module, comparison.learning_rate(name))
+    adam = _adam(module, translation_runs.learning_rate(name))
     rng = np.random.RandomState(0)  # fit's RandomState(seed=0), which loss_and_grads draws from
     curve = np.empty(steps)
     for t in range(steps):
@@ -282,9 +285,9 @@ def main() -> None:
         ),
         **{
             name: (
-                lambda name=name: book_seq2seq(name, train, comparison.STEPS),
-                lambda name=name: torch_seq2seq(name, train, comparison.STEPS),
-                f"{comparison.STEPS} steps of 32",
+                lambda name=name: book_seq2seq(name, train, translation_runs.STEPS),
+                lambda name=name: torch_seq2seq(name, train, translation_runs.STEPS),
+                f"{translation_runs.STEPS} steps of 32",
                 SEQ2SEQ_REPEATS,
                 False,
             )
@@ -299,11 +302,11 @@ def main() -> None:
     for name, (curve_gap, weight_gap) in _agreement(train).items():
         print(f"    {name:<14} loss curve {curve_gap:7.1e}   weights after {weight_gap:7.1e}")
     start, rng = time.perf_counter(), np.random.RandomState(0)
-    for _ in range(comparison.STEPS):
-        translation.draw_batch(train, rng, comparison.RECURRENT_SIZES["batch"])
+    for _ in range(translation_runs.STEPS):
+        translation.draw_batch(train, rng, translation_runs.RECURRENT_SIZES["batch"])
     print(
         "  Part IV's batches: drawn inside every timed step on both sides, by the book's\n"
-        f"    translation.draw_batch from RandomState(0) ({comparison.STEPS} draws take "
+        f"    translation.draw_batch from RandomState(0) ({translation_runs.STEPS} draws take "
         f"{(time.perf_counter() - start) * 1000:.0f} ms)"
     )
 

@@ -17,16 +17,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 from PIL import Image  # noqa: E402
 from timing import best_of  # noqa: E402
 
-from attention_measured import (  # noqa: E402
+from attention_measured.book import (
     explanation_explorers,
-    lesson_explorers,
+    marked_step_explorers,
     phone_figures,
     plots,
     widgets,
 )
 
 TWINS = {
-    "Part I, pick an example": lesson_explorers.pick_an_example,
+    "Part I, pick an example": marked_step_explorers.pick_an_example,
     "Part V, rank an example": explanation_explorers.rank_an_example,
 }
 

@@ -4,14 +4,14 @@ Both train the "token" head from seed 0 for the same number of iterations; the r
 times is printed with its target, never asserted in a test.  Each timing is the best of five
 repeats, after one warm-up call: in a fresh process, after a large free, and beside a busy core.
 Then one full 4000-iteration run of the vectorised code is timed idle and beside a busy core.
-`udhr.train` remembers its results; the benchmark calls `udhr.train.uncached`, which trains
-every time.
+`cloze_runs.train` remembers its results; the benchmark calls `cloze_runs.train.uncached`, which
+trains every time.
 
 The allocator used to matter.  A step makes arrays of about 160 KB (206 tokens x 98 scores); in
 a fresh process glibc hands memory of that size back to the kernel as soon as it is freed and
 pays page faults to get it again, until a larger array (a few MB) has been freed and glibc
 raises its thresholds.  Importing the package sets glibc's thresholds itself
-(`workspace.keep_freed_memory`, timed on its own by `bench_allocator.py`), so the fresh process
+(`allocator.keep_freed_memory`, timed on its own by `bench_allocator.py`), so the fresh process
 and the process after a 4 MB free should time alike.
 """
 
@@ -23,11 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cloze_head_oracle  # noqa: E402  (the loop version, kept beside the tests)
 import numpy as np  # noqa: E402
-import udhr_oracle  # noqa: E402  (the loop version, kept beside the tests)
 from timing import best_of, busy_core  # noqa: E402
 
-from attention_measured import udhr  # noqa: E402
+from attention_measured.experiments import cloze_runs
+from attention_measured.tasks import cloze
 
 ITERATIONS = 200
 AGREEMENT = 80  # beyond ~100 iterations rounding differences grow chaotically
@@ -44,8 +45,10 @@ TARGET_SLOWDOWN = 1.5  # the full run beside a busy core, at most this many time
 
 
 def race() -> tuple[float, float]:
-    loop = best_of(lambda: udhr_oracle.train(udhr.SENTENCES, seed=0, epochs=ITERATIONS), REPEATS)
-    fast = best_of(lambda: udhr.train.uncached(seed=0, epochs=ITERATIONS), REPEATS)
+    loop = best_of(
+        lambda: cloze_head_oracle.train(cloze.SENTENCES, seed=0, epochs=ITERATIONS), REPEATS
+    )
+    fast = best_of(lambda: cloze_runs.train.uncached(seed=0, epochs=ITERATIONS), REPEATS)
     return loop, fast
 
 
@@ -54,8 +57,10 @@ def main() -> None:
         f"Part II benchmark (best of {REPEATS} runs, this machine, {ITERATIONS} training "
         "iterations each)"
     )
-    oracle_curve = np.array(udhr_oracle.train(udhr.SENTENCES, seed=0, epochs=AGREEMENT)[0])
-    gap = float(np.max(np.abs(oracle_curve - udhr.train.uncached(seed=0, epochs=AGREEMENT).curve)))
+    oracle_curve = np.array(cloze_head_oracle.train(cloze.SENTENCES, seed=0, epochs=AGREEMENT)[0])
+    gap = float(
+        np.max(np.abs(oracle_curve - cloze_runs.train.uncached(seed=0, epochs=AGREEMENT).curve))
+    )
     rows = []
     for state in ("fresh process", "after a 4 MB free"):
         if state != "fresh process":
@@ -85,13 +90,13 @@ def main() -> None:
     for state in ("idle", "beside a busy core"):
         with busy_core() if state != "idle" else contextlib.nullcontext():
             start = time.perf_counter()
-            udhr.train.uncached(seed=0, epochs=udhr.EPOCHS)
+            cloze_runs.train.uncached(seed=0, epochs=cloze_runs.EPOCHS)
             full[state] = time.perf_counter() - start
     slowdown = full["beside a busy core"] / full["idle"]
-    rows.append((f"vectorised, all {udhr.EPOCHS} iterations (idle)", full["idle"], ""))
+    rows.append((f"vectorised, all {cloze_runs.EPOCHS} iterations (idle)", full["idle"], ""))
     rows.append(
         (
-            f"vectorised, all {udhr.EPOCHS} iterations (beside a busy core)",
+            f"vectorised, all {cloze_runs.EPOCHS} iterations (beside a busy core)",
             full["beside a busy core"],
             f"{slowdown:.2f}x its idle time (target <= {TARGET_SLOWDOWN}x: "
             f"{_verdict(slowdown <= TARGET_SLOWDOWN)})",

@@ -5,25 +5,27 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import adversarial_training as at
-from attention_measured import explanations, lesson, taxonomy
-from attention_measured.losses import sigmoid
-from attention_measured.params import Params
+from attention_measured.core.losses import sigmoid
+from attention_measured.core.params import Params
+from attention_measured.experiments import adversary_runs, marked_step_runs
+from attention_measured.measures import explanations
+from attention_measured.models import reader, single_query
+from attention_measured.tasks import marked_step
 
 NETWORKS = {
-    "Part I network": lambda steps: at.LessonNetwork(),
-    "additive": lambda steps: at.FlavourNetwork(taxonomy.Reader("additive", steps=steps)),
-    "local-p (general)": lambda steps: at.FlavourNetwork(
-        taxonomy.Reader("local-p (general)", steps=steps)
+    "Part I network": lambda steps: adversary_runs.LessonNetwork(),
+    "additive": lambda steps: adversary_runs.FlavourNetwork(reader.Reader("additive", steps=steps)),
+    "local-p (general)": lambda steps: adversary_runs.FlavourNetwork(
+        reader.Reader("local-p (general)", steps=steps)
     ),
-    "location": lambda steps: at.FlavourNetwork(taxonomy.Reader("location", steps=steps)),
+    "location": lambda steps: adversary_runs.FlavourNetwork(reader.Reader("location", steps=steps)),
 }
 
 
 def _initial(network, seed):
     """A network's initial parameters as arrays that can be changed in place."""
-    if isinstance(network, at.LessonNetwork):
-        one = lesson.init_params([seed]).select(0)
+    if isinstance(network, adversary_runs.LessonNetwork):
+        one = single_query.init_params([seed]).select(0)
         return Params({name: np.array(value) for name, value in one.items()})
     return network.model.init(seed)
 
@@ -47,7 +49,7 @@ def test_the_adversarial_loss_is_theirs_rescaled_and_its_gradients_match_finite_
     base, params = _initial(network, 1), _initial(network, 2)
     logit, weights, _ = network.run(base, x)
     # the book's λ is twice theirs (their TVD is half the two-class one) and its sums are means
-    loss = at.Adversarial(network, 0.3, sigmoid(logit), weights)
+    loss = adversary_runs.Adversarial(network, 0.3, sigmoid(logit), weights)
     value, grads = loss.loss_and_grads(params, x)
     new_logit, new_weights, _ = network.run(params, x)
     if name != "local-p (general)":  # their code compares the weights themselves
@@ -61,55 +63,59 @@ def test_the_adversarial_loss_is_theirs_rescaled_and_its_gradients_match_finite_
 def test_tvd_and_kl_against_their_definitions():
     p, q = np.array([0.9, 0.2, 0.5]), np.array([0.6, 0.2, 0.1])
     two_classes = 0.5 * (np.abs(p - q) + np.abs((1 - p) - (1 - q)))
-    np.testing.assert_allclose(at.tvd(p, q), two_classes)
+    np.testing.assert_allclose(adversary_runs.tvd(p, q), two_classes)
     a = np.array([[0.7, 0.2, 0.1], [0.0, 1.0, 0.0]])
     b = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
     # row 1 by hand: 0 log 0 is 0, and 1 · (log 1 − log 0.5) = log 2
     hand = [0.7 * np.log(0.7 / 0.2) + 0.2 * np.log(0.2 / 0.3) + 0.1 * np.log(0.1 / 0.5), np.log(2)]
-    np.testing.assert_allclose(at.kl(a, b), hand, atol=1e-8)
+    np.testing.assert_allclose(adversary_runs.kl(a, b), hand, atol=1e-8)
     # a step the base gives nothing costs a finite amount, as in their kld: log(1e-10)
     expected = 0.5 * np.log(0.5 / 1e-10) + 0.5 * np.log(0.5 / 1.0)
-    assert at.kl(b[1:], a[1:])[0] == pytest.approx(expected, rel=1e-6)
+    assert adversary_runs.kl(b[1:], a[1:])[0] == pytest.approx(expected, rel=1e-6)
 
 
 def test_bad_arguments_are_refused_by_name():
-    network = at.LessonNetwork()
+    network = adversary_runs.LessonNetwork()
     with pytest.raises(ValueError, match="strength"):
-        at.Adversarial(network, -1.0, np.full(3, 0.5), np.full((3, 4), 0.25))
+        adversary_runs.Adversarial(network, -1.0, np.full(3, 0.5), np.full((3, 4), 0.25))
     with pytest.raises(ValueError, match="base_weights"):
-        at.Adversarial(network, 1.0, np.full(3, 0.5), np.full(4, 0.25))
+        adversary_runs.Adversarial(network, 1.0, np.full(3, 0.5), np.full(4, 0.25))
     with pytest.raises(ValueError, match="model"):
-        at.report("no such model", 0, 0.0)
+        adversary_runs.report("no such model", 0, 0.0)
     with pytest.raises(ValueError, match="seed"):
-        at.report("Part I network", 0, 0.0)
+        adversary_runs.report("Part I network", 0, 0.0)
     with pytest.raises(ValueError, match="differ in shape"):
-        at.tvd(np.ones(3), np.ones(4))
+        adversary_runs.tvd(np.ones(3), np.ones(4))
 
 
 def test_lesson_backward_from_gives_backward_for_the_cross_entropy():
-    train = lesson.split(lesson.make_sequences())[0]
-    params = lesson.init_params([lesson.INIT_SEEDS[0], lesson.INIT_SEEDS[1]])
-    fwd = lesson.forward(params, train.inputs)
+    train = marked_step.split(marked_step.make_sequences())[0]
+    params = single_query.init_params(
+        [marked_step_runs.INIT_SEEDS[0], marked_step_runs.INIT_SEEDS[1]]
+    )
+    fwd = single_query.forward(params, train.inputs)
     grad_logit = (sigmoid(fwd.logit) - train.labels) / len(train.labels)
-    ours = lesson.backward_from(params, train.inputs, fwd, grad_logit)
-    theirs = lesson.backward(params, train.inputs, train.labels, fwd)
+    ours = single_query.backward_from(params, train.inputs, fwd, grad_logit)
+    theirs = single_query.backward(params, train.inputs, train.labels, fwd)
     for key in theirs:
         np.testing.assert_array_equal(ours[key], theirs[key])
 
 
-@pytest.mark.parametrize("model, seed", [("additive", 0), ("Part I network", lesson.INIT_SEEDS[0])])
+@pytest.mark.parametrize(
+    "model, seed", [("additive", 0), ("Part I network", marked_step_runs.INIT_SEEDS[0])]
+)
 def test_at_lambda_zero_the_adversary_is_its_base_and_each_report_is_measured(model, seed):
     """It starts at the base, where every |Δp| is 0 and so is its gradient: it never moves."""
-    report = at.report(model, seed, 0.0)
+    report = adversary_runs.report(model, seed, 0.0)
     assert report["JSD"] == 0.0 and report["TVD"] == 0.0
     assert report["accuracy"] == report["base accuracy"]
-    network, base, _, heldout = at._base(model, seed)
-    params = at.adversary(model, seed, 0.01).params
+    network, base, _, heldout = adversary_runs._base(model, seed)
+    params = adversary_runs.adversary(model, seed, 0.01).params
     logit, weights, _ = network.run(params, heldout.inputs)
     base_logit, base_weights, _ = network.run(base, heldout.inputs)
-    measured = at.report(model, seed, 0.01)
+    measured = adversary_runs.report(model, seed, 0.01)
     divergence = explanations.jensen_shannon(weights, base_weights)
     assert measured["JSD"] == pytest.approx(np.median(divergence))
     assert measured["TVD"] == pytest.approx(np.abs(sigmoid(logit) - sigmoid(base_logit)).mean())
     assert measured["accuracy"] == pytest.approx(((logit > 0) == heldout.labels).mean())
-    assert 0.0 <= at.reached(model, seed) <= np.log(2)
+    assert 0.0 <= adversary_runs.reached(model, seed) <= np.log(2)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import attention
+from attention_measured.core import attention
 
 
 def random(shape, seed):

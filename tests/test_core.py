@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import attention, checks, data, losses, measures, optim, training
-from attention_measured.params import Params
+from attention_measured.core import attention, checks, data, losses, optim, training
+from attention_measured.core.params import Params
+from attention_measured.measures import removal
 
 
 # ------------------------------------------------------------------ checks
@@ -152,21 +153,21 @@ def test_output_loss_picks_the_loss_by_kind():
 def test_effects_and_agreement_on_a_case_worked_by_hand():
     p = np.array([0.9, 0.2])
     p_without = np.array([[0.1, 0.85, 0.9], [0.2, 0.25, 0.6]])
-    effects = measures.effects(p, p_without)
+    effects = removal.effects(p, p_without)
     np.testing.assert_allclose(effects, [[0.8, 0.05, 0.0], [0.0, 0.05, 0.4]])
     weights = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]])
     # example 0: heaviest step 0 moves p most; example 1: heaviest step 1, most moving step 2
-    assert measures.agreement(weights, effects) == 0.5
-    stacked = measures.agreement(np.stack([weights, weights[:, ::-1]]), np.stack([effects] * 2))
+    assert removal.agreement(weights, effects) == 0.5
+    stacked = removal.agreement(np.stack([weights, weights[:, ::-1]]), np.stack([effects] * 2))
     assert stacked.tolist() == [0.5, 0.0]
     with pytest.raises(ValueError, match="more axes after it"):
-        measures.effects(p, p_without[0])
+        removal.effects(p, p_without[0])
     # two sets of weights per example (heads): each effect is measured against the one p
-    heads = measures.effects(p, np.stack([p_without, p_without[:, ::-1]], axis=1))
+    heads = removal.effects(p, np.stack([p_without, p_without[:, ::-1]], axis=1))
     np.testing.assert_allclose(heads[:, 0], effects)
     np.testing.assert_allclose(heads[1, 1], [0.4, 0.05, 0.0])
     with pytest.raises(ValueError, match="one shape"):
-        measures.agreement(weights, effects[:, :2])
+        removal.agreement(weights, effects[:, :2])
 
 
 def test_the_removal_test_for_any_model_on_a_case_worked_by_hand():
@@ -177,18 +178,18 @@ def test_the_removal_test_for_any_model_on_a_case_worked_by_hand():
         keep = np.ones(values.shape, dtype=bool) if keep is None else keep
         return (values * keep).sum(axis=1) / keep.sum(axis=1)
 
-    p, p_without = measures.removal_effects(output, values.shape)
+    p, p_without = removal.removal_effects(output, values.shape)
     np.testing.assert_allclose(p, [0.5, 0.4])
     np.testing.assert_allclose(p_without, [[0.25, 0.75, 0.5], [0.5, 0.5, 0.2]])
     # with two sets of weights per example, a step is dropped from one set at a time
     seen = []
-    measures.removal_effects(lambda keep: seen.append(keep) or np.zeros(1), (1, 2, 3))
+    removal.removal_effects(lambda keep: seen.append(keep) or np.zeros(1), (1, 2, 3))
     assert len(seen) == 7 and seen[0] is None
     assert [int(k.sum()) for k in seen[1:]] == [5] * 6 and not seen[4][0, 1, 0]
     with pytest.raises(ValueError, match="one value per example"):
-        measures.removal_effects(lambda keep: np.zeros(3), (2, 3))
+        removal.removal_effects(lambda keep: np.zeros(3), (2, 3))
     with pytest.raises(ValueError, match="the weights' shape"):
-        measures.removal_effects(output, (2,))
+        removal.removal_effects(output, (2,))
 
 
 # ------------------------------------------------------------------ Dataset
@@ -371,7 +372,7 @@ def test_trained_draws_from_its_draws_seed_the_same_for_every_seed_by_default():
 
 
 # ------------------------------------------------------------------ the oracles stay independent
-@pytest.mark.parametrize("oracle", ["lesson_oracle.py", "udhr_oracle.py"])
+@pytest.mark.parametrize("oracle", ["single_query_oracle.py", "cloze_head_oracle.py"])
 def test_the_loop_oracles_share_no_code_with_the_library(oracle):
     import ast
     from pathlib import Path
@@ -388,9 +389,9 @@ def test_the_loop_oracles_share_no_code_with_the_library(oracle):
 
 # ------------------------------------------------------------------ the worst bad inputs refused
 def _head_model():
-    from attention_measured import selfattention
+    from attention_measured.models import order_reader
 
-    model = selfattention.OrderReader("sinusoidal", vocabulary=4, length=5, size=4)
+    model = order_reader.OrderReader("sinusoidal", vocabulary=4, length=5, size=4)
     return model, model.init(0), np.zeros((2, 5), dtype=int)
 
 
@@ -446,17 +447,33 @@ class _Quadratic:
         (lambda: Params(w=np.zeros((3, 2))).select(-1), ValueError, "index must be an integer"),
         (lambda: Params(w=np.zeros((3, 2))).select(True), TypeError, "index must be an integer"),
         (lambda: Params(w=np.zeros((3, 2))).select([0, 5]), ValueError, "index must hold"),
-        (lambda: _import("blas").one_thread("f"), TypeError, "function must be a function"),
-        (lambda: _import("plots").styled(None), TypeError, "function must be a function"),
-        (lambda: _import("cache").remembered(ignore="progress"), TypeError, "ignore must be"),
-        (lambda: _import("cache").remembered(len, ignore=("x",)), ValueError, "ignore names"),
-        (lambda: _import("cache").dependencies("lessons"), ValueError, "module must name"),
+        (
+            lambda: _import("machinery.blas").one_thread("f"),
+            TypeError,
+            "function must be a function",
+        ),
+        (lambda: _import("book.plots").styled(None), TypeError, "function must be a function"),
+        (
+            lambda: _import("machinery.cache").remembered(ignore="progress"),
+            TypeError,
+            "ignore must be",
+        ),
+        (
+            lambda: _import("machinery.cache").remembered(len, ignore=("x",)),
+            ValueError,
+            "ignore names",
+        ),
+        (
+            lambda: _import("machinery.cache").dependencies("lessons"),
+            ValueError,
+            "module must name",
+        ),
         (lambda: checks.seed(3, below="10"), TypeError, "below must be an integer"),
         (lambda: checks.seeds([]), ValueError, "seeds must be a non-empty"),
         (lambda: checks.index(0, "row", 2.5), TypeError, "size must be an integer"),
         (
-            lambda: _import("lesson").forward(
-                _import("lesson").init_params([0]), np.zeros((1, 12, 2)), keep="step 3"
+            lambda: _import("models.single_query").forward(
+                _import("models.single_query").init_params([0]), np.zeros((1, 12, 2)), keep="step 3"
             ),
             TypeError,
             "keep must be boolean",
@@ -489,7 +506,7 @@ class _Quadratic:
             "labels must hold one label per logit",
         ),
         (
-            lambda: measures.agreement(np.full((2, 3), 1 / 3), np.zeros(3)),
+            lambda: removal.agreement(np.full((2, 3), 1 / 3), np.zeros(3)),
             ValueError,
             "removal_effects",
         ),
@@ -501,7 +518,7 @@ def test_what_the_probe_found_silent_or_unnamed_is_refused(call, error, message)
 
 
 def test_an_ignored_flag_is_checked_even_when_the_result_is_remembered():
-    from attention_measured import cache
+    from attention_measured.machinery import cache
 
     @cache.remembered(ignore=("progress",))
     def doubled(x, progress=False):

@@ -7,10 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-from attention_measured import blas, decoding, translation
-from attention_measured.losses import log_softmax
-from attention_measured.recurrent import KINDS, EncoderDecoder
-from attention_measured.transformer import Transformer
+from attention_measured.core.losses import log_softmax
+from attention_measured.machinery import blas
+from attention_measured.measures import bleu
+from attention_measured.models import decoding
+from attention_measured.models.recurrent import KINDS, EncoderDecoder
+from attention_measured.models.transformer import Transformer
+from attention_measured.tasks import translation
 
 EOS = 2
 
@@ -90,13 +93,13 @@ def test_bleu_is_sacrebleus_corpus_score_of_the_words():
     ids = translation.TARGET_IDS
     sentence = [ids[w] for w in "lo fuxo ruda na kani vidas".split()] + [ids["</s>"]]
     reference = np.array([sentence, sentence])
-    assert translation.bleu(reference, reference) == pytest.approx(100.0)
+    assert bleu.bleu(reference, reference) == pytest.approx(100.0)
     wrong = reference.copy()
     wrong[0, 5] = ids["amas"]  # one sentence's last word wrong
-    assert 0 < translation.bleu(wrong, reference) < 100
+    assert 0 < bleu.bleu(wrong, reference) < 100
     shorter = reference.copy()
     shorter[:, 3] = ids["</s>"]  # both outputs end after three words: no 4-gram is left
-    assert translation.bleu(shorter, reference) == 0
+    assert bleu.bleu(shorter, reference) == 0
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,7 @@ def test_bleu_is_sacrebleus_corpus_score_of_the_words():
         (lambda m, p: decoding.beam_search(m, p, np.array([[3, 9]]), 2), ValueError, "source"),
         (lambda m, p: decoding.beam_search("model", p, np.array([[3]]), 2), TypeError, "model"),
         (
-            lambda m, p: translation.bleu(np.zeros((2, 3), int), np.zeros((3, 3), int)),
+            lambda m, p: bleu.bleu(np.zeros((2, 3), int), np.zeros((3, 3), int)),
             ValueError,
             "one row per sentence",
         ),
@@ -128,7 +131,7 @@ def test_bad_decoding_input_is_refused(call, error, message):
     ],
 )
 def test_translate_refuses_a_bad_beam_or_word_before_training(beam, source, error, message):
-    from attention_measured import comparison
+    from attention_measured.experiments import translation_runs
 
     with pytest.raises(error, match=message):
-        comparison.translate("Transformer", 0, source, beam=beam)
+        translation_runs.translate("Transformer", 0, source, beam=beam)

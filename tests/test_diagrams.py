@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.transforms import Bbox
 
-from attention_measured import diagrams, phone_figures, plots
+from attention_measured.book import diagrams, phone_figures, plots
 
 ROOT = Path(__file__).resolve().parents[1]
 

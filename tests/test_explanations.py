@@ -4,33 +4,35 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from attention_measured import explanations as X
+from attention_measured.measures import explanations
 
 
 def test_the_rank_of_the_true_cause_counts_ties_against_the_method():
     importance = np.array([[0.1, 0.5, 0.4], [0.5, 0.5, 0.1], [0.9, 0.05, 0.05]])
-    np.testing.assert_array_equal(X.rank_of_truth(importance, [2, 0, 0]), [1, 1, 0])
-    assert X.first_share(importance, [2, 0, 0]) == pytest.approx(1 / 3)
+    np.testing.assert_array_equal(explanations.rank_of_truth(importance, [2, 0, 0]), [1, 1, 0])
+    assert explanations.first_share(importance, [2, 0, 0]) == pytest.approx(1 / 3)
 
 
 def test_kendall_tau_is_scipys_row_by_row():
     rng = np.random.RandomState(0)
     a, b = rng.normal(size=(4, 6)), rng.normal(size=(4, 6))
     expected = [kendalltau(x, y).statistic for x, y in zip(a, b)]
-    np.testing.assert_allclose(X.kendall_tau(a, b), expected)
-    np.testing.assert_allclose(X.kendall_tau([[1, 2, 3]], [[3, 2, 1]]), [-1.0])
+    np.testing.assert_allclose(explanations.kendall_tau(a, b), expected)
+    np.testing.assert_allclose(explanations.kendall_tau([[1, 2, 3]], [[3, 2, 1]]), [-1.0])
 
 
 def test_jensen_shannon_is_zero_for_equal_weights_and_ln2_for_disjoint_ones():
-    np.testing.assert_allclose(X.jensen_shannon([[0.2, 0.8]], [[0.2, 0.8]]), [0.0], atol=1e-15)
-    np.testing.assert_allclose(X.jensen_shannon([[1.0, 0.0]], [[0.0, 1.0]]), [np.log(2)])
+    np.testing.assert_allclose(
+        explanations.jensen_shannon([[0.2, 0.8]], [[0.2, 0.8]]), [0.0], atol=1e-15
+    )
+    np.testing.assert_allclose(explanations.jensen_shannon([[1.0, 0.0]], [[0.0, 1.0]]), [np.log(2)])
     # by hand: M = (0.5, 0.5); KL(p || M) = 0.75 ln 1.5 + 0.25 ln 0.5, and the same for q
     kl = 0.75 * np.log(1.5) + 0.25 * np.log(0.5)
-    np.testing.assert_allclose(X.jensen_shannon([[0.75, 0.25]], [[0.25, 0.75]]), [kl])
+    np.testing.assert_allclose(explanations.jensen_shannon([[0.75, 0.25]], [[0.25, 0.75]]), [kl])
     rng = np.random.RandomState(1)
     near = rng.dirichlet(np.ones(12), size=500)
     twin = near * (1 + 1e-15 * rng.normal(size=near.shape))  # equal but for rounding
-    divergence = X.jensen_shannon(near, twin / twin.sum(axis=1, keepdims=True))
+    divergence = explanations.jensen_shannon(near, twin / twin.sum(axis=1, keepdims=True))
     assert not np.any(np.isnan(divergence)) and divergence.max() < 1e-12
 
 
@@ -40,34 +42,34 @@ def test_comprehensiveness_and_sufficiency_on_an_additive_model():
     def predict(keep):  # the probability is the evidence the model may read
         return (evidence * keep).sum(axis=1)
 
-    np.testing.assert_allclose(X.comprehensiveness(predict, evidence, 1), [0.6, 0.5])
-    np.testing.assert_allclose(X.sufficiency(predict, evidence, 1), [0.4, 0.5])
-    np.testing.assert_allclose(X.comprehensiveness(predict, evidence, 3), [1.0, 1.0])
-    np.testing.assert_allclose(X.sufficiency(predict, evidence, 3), [0.0, 0.0])
+    np.testing.assert_allclose(explanations.comprehensiveness(predict, evidence, 1), [0.6, 0.5])
+    np.testing.assert_allclose(explanations.sufficiency(predict, evidence, 1), [0.4, 0.5])
+    np.testing.assert_allclose(explanations.comprehensiveness(predict, evidence, 3), [1.0, 1.0])
+    np.testing.assert_allclose(explanations.sufficiency(predict, evidence, 3), [0.0, 0.0])
 
 
 def test_rollout_and_flow_on_two_layers_worked_by_hand():
     even = np.full((2, 2, 2), 0.5)  # two layers, every position reading both evenly
     # with the residual, each layer is [[0.75, 0.25], [0.25, 0.75]]
-    np.testing.assert_allclose(X.rollout(even), [[0.625, 0.375], [0.375, 0.625]])
+    np.testing.assert_allclose(explanations.rollout(even), [[0.625, 0.375], [0.375, 0.625]])
     # flow from output 0 to input 0: 0.75 through (1, 0) and 0.25 through (1, 1);
     # to input 1: min(0.75, 0.25) + min(0.25, 0.75)
-    np.testing.assert_allclose(X.attention_flow(even), [[1.0, 0.5], [0.5, 1.0]])
+    np.testing.assert_allclose(explanations.attention_flow(even), [[1.0, 0.5], [0.5, 1.0]])
     one = np.array([[[0.9, 0.1], [0.3, 0.7]]])
-    np.testing.assert_allclose(X.attention_flow(one), 0.5 * one[0] + 0.5 * np.eye(2))
-    np.testing.assert_allclose(X.rollout(one).sum(axis=1), 1.0)
+    np.testing.assert_allclose(explanations.attention_flow(one), 0.5 * one[0] + 0.5 * np.eye(2))
+    np.testing.assert_allclose(explanations.rollout(one).sum(axis=1), 1.0)
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: X.rank_of_truth([[0.1, 0.2]], [2]), "truth"),
-        (lambda: X.rank_of_truth([0.1, 0.2], [0]), "importance"),
-        (lambda: X.kendall_tau([[1, 2]], [[1, 2, 3]]), "shape"),
-        (lambda: X.jensen_shannon([[-0.1, 1.1]], [[0.5, 0.5]]), "non-negative"),
-        (lambda: X.comprehensiveness(lambda keep: keep.sum(1), [[0.1, 0.2]], 3), "k"),
-        (lambda: X.rollout(np.full((1, 2, 2), 0.7)), "sum to 1"),
-        (lambda: X.attention_flow(np.ones((2, 3))), "layers"),
+        (lambda: explanations.rank_of_truth([[0.1, 0.2]], [2]), "truth"),
+        (lambda: explanations.rank_of_truth([0.1, 0.2], [0]), "importance"),
+        (lambda: explanations.kendall_tau([[1, 2]], [[1, 2, 3]]), "shape"),
+        (lambda: explanations.jensen_shannon([[-0.1, 1.1]], [[0.5, 0.5]]), "non-negative"),
+        (lambda: explanations.comprehensiveness(lambda keep: keep.sum(1), [[0.1, 0.2]], 3), "k"),
+        (lambda: explanations.rollout(np.full((1, 2, 2), 0.7)), "sum to 1"),
+        (lambda: explanations.attention_flow(np.ones((2, 3))), "layers"),
     ],
 )
 def test_bad_input_is_refused(call, message):
@@ -80,7 +82,7 @@ def test_rollout_multiplies_the_later_layer_on_the_left():
     second = np.array([[0.2, 0.8], [0.6, 0.4]])
     mixed = [0.5 * a + 0.5 * np.eye(2) for a in (first, second)]
     expected = mixed[1] @ mixed[0]  # output position i, through layer 2, then layer 1
-    np.testing.assert_allclose(X.rollout(np.stack([first, second])), expected)
+    np.testing.assert_allclose(explanations.rollout(np.stack([first, second])), expected)
     assert not np.allclose(expected, mixed[0] @ mixed[1])
 
 
@@ -102,42 +104,44 @@ def test_permutation_effect_is_the_median_over_the_same_shuffles():
             np.abs(weighted(np.take_along_axis(weights, order, axis=1)) - weighted(weights))
         )
     np.testing.assert_allclose(
-        X.permutation_effect(weighted, weights, 50, seed=3), np.median(changes, axis=0)
+        explanations.permutation_effect(weighted, weights, 50, seed=3), np.median(changes, axis=0)
     )
-    assert X.permutation_effect(weighted, weights, 50)[1] == 0.0  # even weights: shuffling is idle
+    assert (
+        explanations.permutation_effect(weighted, weights, 50)[1] == 0.0
+    )  # even weights: shuffling is idle
 
 
 def test_zeroing_the_heaviest_flips_where_a_random_step_does_not():
     weights = np.array([[0.6, 0.2, 0.1, 0.1], [0.55, 0.05, 0.2, 0.2]])
     # zeroing step 0 sends p = w_0 to 0: both flip; zeroing another raises w_0: neither flips
-    assert X.heaviest_flips(weighted, weights) == (1.0, 0.0)
+    assert explanations.heaviest_flips(weighted, weights) == (1.0, 0.0)
 
 
 def test_removed_to_flip_counts_the_steps_zeroed_before_the_decision_changes():
     weights = np.array([[0.55, 0.15, 0.15, 0.15]])
     by_weight = weights  # the heaviest first: step 0 goes first and the decision flips at once
-    np.testing.assert_allclose(X.removed_to_flip(weighted, weights, by_weight), [0.25])
+    np.testing.assert_allclose(explanations.removed_to_flip(weighted, weights, by_weight), [0.25])
     last = np.array([[0.0, 3.0, 2.0, 1.0]])  # step 0 last: removing the others raises w_0
-    np.testing.assert_allclose(X.removed_to_flip(weighted, weights, last), [1.0])
+    np.testing.assert_allclose(explanations.removed_to_flip(weighted, weights, last), [1.0])
 
 
 def test_adversarial_weights_keep_the_output_and_move_as_far_as_they_can():
     weights = np.array([[0.4, 0.3, 0.2, 0.1]])
-    found, divergence = X.adversarial_weights(weighted, weights, epsilon=0.01)
+    found, divergence = explanations.adversarial_weights(weighted, weights, epsilon=0.01)
     assert abs(weighted(found)[0] - 0.4) <= 0.01 + 1e-9
     assert 0.1 < divergence[0] <= np.log(2)
     # a model that ignores its weights lets them go anywhere: near the ceiling ln 2 is possible
-    _, free = X.adversarial_weights(lambda w: np.zeros(len(w)), weights, epsilon=0.01)
+    _, free = explanations.adversarial_weights(lambda w: np.zeros(len(w)), weights, epsilon=0.01)
     assert free[0] > divergence[0] and free[0] > 0.4
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: X.permutation_effect(weighted, [[0.5, 0.6, 0.0, 0.0]]), "sum to 1"),
-        (lambda: X.adversarial_weights(weighted, [[0.25] * 4], epsilon=0.0), "epsilon"),
-        (lambda: X.removed_to_flip(weighted, [[0.25] * 4], [[1, 2, 3]]), "ranking"),
-        (lambda: X.heaviest_flips(weighted, [[1.0]]), "two steps"),
+        (lambda: explanations.permutation_effect(weighted, [[0.5, 0.6, 0.0, 0.0]]), "sum to 1"),
+        (lambda: explanations.adversarial_weights(weighted, [[0.25] * 4], epsilon=0.0), "epsilon"),
+        (lambda: explanations.removed_to_flip(weighted, [[0.25] * 4], [[1, 2, 3]]), "ranking"),
+        (lambda: explanations.heaviest_flips(weighted, [[1.0]]), "two steps"),
     ],
 )
 def test_decision_measures_refuse_bad_input(call, message):
@@ -149,22 +153,22 @@ def test_decision_measures_refuse_bad_input(call, message):
 def test_outputs_of_several_classes_change_by_total_variation():
     p = np.array([[0.7, 0.2, 0.1]])
     q = np.array([[0.1, 0.2, 0.7]])
-    np.testing.assert_allclose(X.output_change(p, q), [0.6])
-    np.testing.assert_allclose(X.output_change([0.9], [0.6]), [0.3])  # binary: |Δp|
+    np.testing.assert_allclose(explanations.output_change(p, q), [0.6])
+    np.testing.assert_allclose(explanations.output_change([0.9], [0.6]), [0.3])  # binary: |Δp|
     with pytest.raises(ValueError, match="probabilities"):
-        X.output_change(np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+        explanations.output_change(np.ones((1, 2, 2)), np.ones((1, 2, 2)))
 
 
 def test_flow_from_a_query_is_the_flow_from_the_position_it_reads():
     layers = np.array([[[0.9, 0.1, 0.0], [0.3, 0.4, 0.3], [0.0, 0.2, 0.8]]] * 2)
-    every = X.attention_flow(layers)
-    np.testing.assert_allclose(X.attention_flow(layers, query=[0.0, 1.0, 0.0]), every[1])
-    spread = X.attention_flow(layers, query=[0.5, 0.5, 0.0])
+    every = explanations.attention_flow(layers)
+    np.testing.assert_allclose(explanations.attention_flow(layers, query=[0.0, 1.0, 0.0]), every[1])
+    spread = explanations.attention_flow(layers, query=[0.5, 0.5, 0.0])
     capped = np.minimum(0.5, every[:2])  # what each of the query's two edges can pass on
     assert np.all(spread <= capped.sum(axis=0) + 1e-12)
     assert np.all(spread >= capped.max(axis=0) - 1e-12)
     with pytest.raises(ValueError, match="one weight per position"):
-        X.attention_flow(layers, query=[0.5, 0.5])
+        explanations.attention_flow(layers, query=[0.5, 0.5])
 
 
 def additive_subject(**options):
@@ -180,7 +184,7 @@ def additive_subject(**options):
         logit = (weights * v).sum(axis=1)
         return np.stack([np.zeros_like(logit), logit], axis=1)
 
-    return X.Subject("additive", np.full((2, 3), 1 / 3), logits, **options)
+    return explanations.Subject("additive", np.full((2, 3), 1 / 3), logits, **options)
 
 
 def test_subject_rankings_on_an_additive_model_worked_by_hand():
@@ -200,8 +204,10 @@ def test_subject_rankings_on_an_additive_model_worked_by_hand():
     )
     without_0 = 1 / (1 + np.exp(0.5))  # steps 1 and 2 left: (0 − 1) / 2
     assert subject.importance("leave one out")[0, 0] == pytest.approx(abs(p[0] - without_0))
-    assert X.first_share(subject.importance("gradient"), subject.truth) == 1.0
-    assert X.first_share(subject.importance("attention"), subject.truth) == 0.0  # all tied
+    assert explanations.first_share(subject.importance("gradient"), subject.truth) == 1.0
+    assert (
+        explanations.first_share(subject.importance("attention"), subject.truth) == 0.0
+    )  # all tied
 
 
 def test_subject_says_why_it_cannot():
@@ -235,32 +241,36 @@ def test_frozen_weights_help_a_readout_only_when_they_point_at_the_cause():
 
     def accuracy(weights):
         held = (weights[test], inputs[test], labels[test])
-        return X.frozen_weights_accuracy(weights[train], inputs[train], labels[train], held)
+        return explanations.frozen_weights_accuracy(
+            weights[train], inputs[train], labels[train], held
+        )
 
     assert accuracy(on_cause) == 1.0  # the pooled input is the deciding reading itself
     assert 0.6 < accuracy(even) < 0.85  # the mean carries a fifth of it, diluted by noise
     with pytest.raises(ValueError, match="labels"):
-        X.frozen_weights_accuracy(even, inputs, labels * 2, (even, inputs, labels))
+        explanations.frozen_weights_accuracy(even, inputs, labels * 2, (even, inputs, labels))
     with pytest.raises(ValueError, match="inputs"):
-        X.frozen_weights_accuracy(even, inputs[:, :4], labels, (even, inputs, labels))
+        explanations.frozen_weights_accuracy(even, inputs[:, :4], labels, (even, inputs, labels))
 
 
 def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
-    card = X.scorecard(additive_subject(truth=[0, 1]))
+    card = explanations.scorecard(additive_subject(truth=[0, 1]))
     assert card["values"]["first: gradient"] == 1.0 and card["values"]["first: attention"] == 0.0
     assert "same weight" in card["cannot"]["τ leave one out"]  # equal weights order nothing
     assert "one layer" in card["cannot"]["first: rollout"]
     assert 0.0 <= card["values"]["adversarial"] <= np.log(2)
     # pooled over two subjects: the gradient finds both causes of the first, neither of the
     # second (its causes are step 2, whose value is not the largest in either row)
-    pooled = X.scorecard([additive_subject(truth=[0, 1]), additive_subject(truth=[2, 2])])
+    pooled = explanations.scorecard(
+        [additive_subject(truth=[0, 1]), additive_subject(truth=[2, 2])]
+    )
     assert pooled["values"]["first: gradient"] == 0.5
-    blind = X.scorecard(additive_subject(cannot={"replace": "no weights of its own"}))
+    blind = explanations.scorecard(additive_subject(cannot={"replace": "no weights of its own"}))
     assert blind["cannot"]["permutation"] == "no weights of its own"
     assert "permutation" not in blind["values"]
     assert "no one step known" in blind["cannot"]["first: attention"]  # no truth given
     with pytest.raises(ValueError, match="Subject"):
-        X.scorecard([])
+        explanations.scorecard([])
 
 
 @pytest.mark.parametrize(
@@ -271,17 +281,25 @@ def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
         (lambda: additive_subject().output(weights=np.ones((1, 2, 3))), ValueError, "weights"),
         (lambda: additive_subject().output(scale="2"), TypeError, "scale must be"),
         (lambda: additive_subject().predict(None), TypeError, "weights must be"),
-        (lambda: X.attention_flow(np.full((1, 2, 2), 0.5), "query"), TypeError, "query"),
+        (lambda: explanations.attention_flow(np.full((1, 2, 2), 0.5), "query"), TypeError, "query"),
         (
-            lambda: X.frozen_weights_accuracy(
+            lambda: explanations.frozen_weights_accuracy(
                 np.full((2, 2), 0.5), np.zeros((2, 2, 1)), [0, 1], "held out"
             ),
             TypeError,
             "heldout must be",
         ),
-        (lambda: X.output_change(np.zeros((1, 1, 3)), np.zeros(3)), ValueError, "first must"),
-        (lambda: X.output_change(np.zeros(3), np.zeros((1, 1, 3))), ValueError, "second must"),
-        (lambda: X.scorecard(None), TypeError, "subjects must be"),
+        (
+            lambda: explanations.output_change(np.zeros((1, 1, 3)), np.zeros(3)),
+            ValueError,
+            "first must",
+        ),
+        (
+            lambda: explanations.output_change(np.zeros(3), np.zeros((1, 1, 3))),
+            ValueError,
+            "second must",
+        ),
+        (lambda: explanations.scorecard(None), TypeError, "subjects must be"),
     ],
 )
 def test_a_subject_and_the_measures_refuse_what_they_cannot_read(call, error, message):
@@ -309,7 +327,7 @@ def exact_linear_adversary(u, b, w0, epsilon):
                     if 0 <= lam <= 1:
                         vertices.append(lam * np.eye(t)[i] + (1 - lam) * np.eye(t)[j])
     vertices = np.array(vertices)
-    return float(X.jensen_shannon(vertices, np.broadcast_to(w0, vertices.shape)).max())
+    return float(explanations.jensen_shannon(vertices, np.broadcast_to(w0, vertices.shape)).max())
 
 
 def linear_predict(u, b):
@@ -318,7 +336,7 @@ def linear_predict(u, b):
 
 def test_the_adversary_finds_the_far_vertex_the_old_search_missed():
     u, w0 = np.array([1.0, 1.0, -1.0]), np.array([[0.9998, 1e-4, 1e-4]])
-    found, divergence = X.adversarial_weights(linear_predict(u, 0.0), w0, 0.01)
+    found, divergence = explanations.adversarial_weights(linear_predict(u, 0.0), w0, 0.01)
     assert divergence[0] == pytest.approx(exact_linear_adversary(u, 0.0, w0[0], 0.01), abs=1e-6)
     assert divergence[0] > 0.69  # [0, 1, 0] is as good as [1, 0, 0] for the output
     assert abs(linear_predict(u, 0.0)(found) - linear_predict(u, 0.0)(w0))[0] <= 0.01
@@ -331,7 +349,7 @@ def test_the_adversary_reaches_the_exact_maximum_on_random_linear_models():
         u, b = rng.normal(0, 3, t), rng.normal()
         w0 = rng.dirichlet(np.full(t, 0.5))[None]
         epsilon = [0.001, 0.01, 0.05][trial % 3]
-        found, divergence = X.adversarial_weights(linear_predict(u, b), w0, epsilon)
+        found, divergence = explanations.adversarial_weights(linear_predict(u, b), w0, epsilon)
         exact = exact_linear_adversary(u, b, w0[0], epsilon)
         assert divergence[0] == pytest.approx(exact, abs=1e-6), trial
         moved = abs(linear_predict(u, b)(found) - linear_predict(u, b)(w0))[0]
@@ -341,10 +359,12 @@ def test_the_adversary_reaches_the_exact_maximum_on_random_linear_models():
 
 
 def test_the_adversary_on_one_step_and_on_an_output_that_cannot_move():
-    one = X.adversarial_weights(lambda w: np.full(len(w), 0.7), [[1.0]], 0.01)
+    one = explanations.adversarial_weights(lambda w: np.full(len(w), 0.7), [[1.0]], 0.01)
     assert one[1][0] == 0.0
     # an output that ignores the weights: any weights do, and a one-hot is the farthest
-    flat, divergence = X.adversarial_weights(lambda w: np.full(len(w), 0.7), [[0.5, 0.5]], 0.01)
+    flat, divergence = explanations.adversarial_weights(
+        lambda w: np.full(len(w), 0.7), [[0.5, 0.5]], 0.01
+    )
     # JSD([1, 0], [½, ½]): half of KL to the mean [¾, ¼] from each
     by_hand = 0.5 * np.log(4 / 3) + 0.5 * (0.5 * np.log(2 / 3) + 0.5 * np.log(2))
     assert divergence[0] == pytest.approx(by_hand, abs=1e-12)
@@ -359,7 +379,7 @@ def test_the_gradient_ranking_is_serrano_and_smiths_signed_one():
         a = np.full((len(values), 3), 1 / 3) if weights is None else weights
         return np.stack([np.zeros(len(a)), (a * values).sum(axis=1)], axis=1)
 
-    subject = X.Subject("signed", np.full((1, 3), 1 / 3), logits)
+    subject = explanations.Subject("signed", np.full((1, 3), 1 / 3), logits)
     order = np.argsort(-subject.importance("gradient"), axis=1)
     assert order.tolist() == [[0, 2, 1]]
 
@@ -373,11 +393,13 @@ def test_ties_count_against_the_method_in_every_ranking_measure():
     tied = np.zeros((1, 3))  # every step tied: the method could have chosen any
     full = predict(np.ones((1, 3), bool))[0]  # 1/3
     # removing step 0 leaves −0.5, step 1 leaves 0.5, step 2 leaves 1: the least removed is 2
-    assert X.comprehensiveness(predict, tied, 1)[0] == pytest.approx(full - 1.0)
+    assert explanations.comprehensiveness(predict, tied, 1)[0] == pytest.approx(full - 1.0)
     # keeping one step alone: 2, 0 or −1; the least kept is step 2's −1
-    assert X.sufficiency(predict, tied, 1)[0] == pytest.approx(full - (-1.0))
-    assert X.rank_of_truth(tied, [0])[0] == 2
+    assert explanations.sufficiency(predict, tied, 1)[0] == pytest.approx(full - (-1.0))
+    assert explanations.rank_of_truth(tied, [0])[0] == 2
     # no tie: the earlier behaviour, the top step itself
-    assert X.comprehensiveness(predict, [[3.0, 2.0, 1.0]], 1)[0] == pytest.approx(full + 0.5)
-    two = X.comprehensiveness(predict, [[1.0, 1.0, 0.0]], 2)[0]  # both tied steps go
+    assert explanations.comprehensiveness(predict, [[3.0, 2.0, 1.0]], 1)[0] == pytest.approx(
+        full + 0.5
+    )
+    two = explanations.comprehensiveness(predict, [[1.0, 1.0, 0.0]], 2)[0]  # both tied steps go
     assert two == pytest.approx(full - (-1.0))

@@ -3,56 +3,62 @@
 import numpy as np
 import pytest
 
-from attention_measured import (
-    book,
-    lesson,
-    lesson_explorers,
-    measures,
-    memory,
-    recall,
-    selfattention,
-    taxonomy,
-    taxonomy_explorers,
-    udhr,
-    udhr_explorers,
+from attention_measured.book import (
+    cloze_explorers,
+    flavour_explorers,
+    marked_step_explorers,
+    translation_explorers,
 )
+from attention_measured.book import pages as book_pages
+from attention_measured.experiments import (
+    cloze_runs,
+    flavour_runs,
+    head_runs,
+    marked_step_runs,
+    translation_runs,
+)
+from attention_measured.measures import cloze_recall, markers, removal
+from attention_measured.models import cloze_head, single_query
+from attention_measured.tasks import marked_step
 
 
 def test_drop_report_renormalises_and_matches_the_removal_test():
-    report = lesson.drop_report(0, 11)
+    report = marked_step_explorers.drop_report(0, 11)
     assert report["marker"] == 11
     np.testing.assert_allclose(report["without"].sum(axis=-1), 1.0)
     assert np.all(report["without"][:, 11] == 0)
-    heldout, runs = lesson.lesson_runs()
-    p, p_without = lesson.removal_effects(runs, heldout[0].inputs)
+    heldout, runs = marked_step_runs.lesson_runs()
+    p, p_without = single_query.removal_effects(runs, heldout[0].inputs)
     np.testing.assert_allclose(report["p"], p[:, 0])
     np.testing.assert_allclose(report["p_without"], p_without[:, 0, 11])
-    assert "dropped step 11" in lesson_explorers.describe_drop(0, 11)
+    assert "dropped step 11" in marked_step_explorers.describe_drop(0, 11)
 
 
 def test_seed_report_reproduces_the_lessons_first_run():
-    report = lesson.seed_report(lesson.INIT_SEEDS[0])
+    report = marked_step_explorers.seed_report(marked_step_runs.INIT_SEEDS[0])
     assert round(report["heldout_accuracy"], 4) == 0.8889
     assert round(report["marker_weight"], 4) == 0.2721
-    assert "held-out accuracy 0.8889" in lesson_explorers.describe_seed(lesson.INIT_SEEDS[0])
+    assert "held-out accuracy 0.8889" in marked_step_explorers.describe_seed(
+        marked_step_runs.INIT_SEEDS[0]
+    )
 
 
 def test_lesson_runs_hands_out_copies_that_a_caller_cannot_spoil():
-    heldout, runs = lesson.lesson_runs()
+    heldout, runs = marked_step_runs.lesson_runs()
     runs.query[:] = 0.0
     heldout.inputs[:] = 0.0
-    again_heldout, again = lesson.lesson_runs()
+    again_heldout, again = marked_step_runs.lesson_runs()
     assert np.all(again.query != 0.0) and np.any(again_heldout.inputs != 0.0)
 
 
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: lesson.drop_report(0, 12), ValueError, "step"),
-        (lambda: lesson.drop_report(180, 3), ValueError, "example"),
-        (lambda: lesson.drop_report(-1, 3), ValueError, "example"),
-        (lambda: lesson.example_report(2.5), TypeError, "example"),
-        (lambda: lesson.seed_report("seven"), TypeError, "seed"),
+        (lambda: marked_step_explorers.drop_report(0, 12), ValueError, "step"),
+        (lambda: marked_step_explorers.drop_report(180, 3), ValueError, "example"),
+        (lambda: marked_step_explorers.drop_report(-1, 3), ValueError, "example"),
+        (lambda: marked_step_explorers.example_report(2.5), TypeError, "example"),
+        (lambda: marked_step_explorers.seed_report("seven"), TypeError, "seed"),
     ],
 )
 def test_part_one_reports_refuse_bad_input(call, error, message):
@@ -61,26 +67,26 @@ def test_part_one_reports_refuse_bad_input(call, error, message):
 
 
 def test_sentence_report_matches_the_udhr_library():
-    report = recall.sentence_report(3)
+    report = cloze_explorers.sentence_report(3)
     tokens = report["tokens"]
-    run = udhr.train(0)
-    np.testing.assert_allclose(report["weights"], udhr.attention_weights(run, tokens))
+    run = cloze_runs.train(0)
+    np.testing.assert_allclose(report["weights"], cloze_head.attention_weights(run, tokens))
     rows = np.arange(len(tokens))
-    effects = measures.effects(*recall.removal_effects(run, tokens))
+    effects = removal.effects(*cloze_head.removal_effects(run, tokens))
     np.testing.assert_allclose(report["effect"], effects[rows, report["heaviest"]])
     assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
-    summary = " ".join(udhr_explorers.robust_sentence_summary(3).split())  # undo the wrapping
-    floor = recall.RECALL_FLOOR
-    expected = recall.top1_accuracy(run) > floor
+    summary = " ".join(cloze_explorers.robust_sentence_summary(3).split())  # undo the wrapping
+    floor = cloze_runs.RECALL_FLOOR
+    expected = cloze_recall.top1_accuracy(run) > floor
     assert f"recalls more than {floor} of all training tokens: {expected}" in summary
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: recall.sentence_report(16), "index"),
-        (lambda: recall.sentence_report(0, query="words"), "query must be one of"),
-        (lambda: udhr.train(-1), "seed"),
+        (lambda: cloze_explorers.sentence_report(16), "index"),
+        (lambda: cloze_explorers.sentence_report(0, query="words"), "query must be one of"),
+        (lambda: cloze_runs.train(-1), "seed"),
     ],
 )
 def test_part_two_reports_refuse_bad_input(call, message):
@@ -89,48 +95,48 @@ def test_part_two_reports_refuse_bad_input(call, message):
 
 
 def test_flavour_report_matches_the_measures_of_its_run():
-    r = taxonomy.flavour_report("dot", (0,))
-    model, params, _ = taxonomy.lesson_run("dot", 0)
-    heldout = taxonomy.lesson_data()[1]
+    r = flavour_explorers.flavour_report("dot", (0,))
+    model, params, _ = flavour_runs.lesson_run("dot", 0)
+    heldout = marked_step.lesson_data()[1]
     assert r["marker"] == int(heldout.marked[0, 0])
     weights = model.forward(params, heldout.inputs[:1]).attention.weights[0, 0]
     np.testing.assert_allclose(r["weights"][0], weights)
-    assert r["measures"][0] == taxonomy.measure(model, params, heldout)
-    assert "dot" in taxonomy_explorers.describe_flavour("dot", (0,))
+    assert r["measures"][0] == markers.measure(model, params, heldout)
+    assert "dot" in flavour_explorers.describe_flavour("dot", (0,))
 
 
 def test_head_report_shows_the_chosen_head():
-    r = selfattention.head_report("two heads: head 1", 3)
-    model, params, _ = selfattention.heads_run(2, selfattention.HEADS_SEED)
-    _, weights = model.forward(params, selfattention.heads_data()[1].inputs[3:4])
+    r = flavour_explorers.head_report("two heads: head 1", 3)
+    model, params, _ = head_runs.heads_run(2, head_runs.HEADS_SEED)
+    _, weights = model.forward(params, head_runs.heads_data()[1].inputs[3:4])
     np.testing.assert_allclose(r["weights"], weights[0, 1])
 
 
 def test_hop_report_reads_the_chosen_hop():
-    r = memory.hop_report(0, hop=2)
+    r = flavour_explorers.hop_report(0, hop=2)
     assert r["hop"] == 2 and len(r["weights"]) == len(r["sentences"])
     np.testing.assert_allclose(r["weights"].sum(), 1.0)
 
 
 def test_describe_says_so_when_no_step_moves_p_or_all_weights_tie():
     # concat, seed 0: on example 0 its output is saturated, every |Δp| below the threshold
-    r = taxonomy.flavour_report("concat", (0,))
-    assert max(r["effects"][0]) < taxonomy_explorers.NEGLIGIBLE
-    text = taxonomy_explorers.describe_flavour("concat", (0,))
+    r = flavour_explorers.flavour_report("concat", (0,))
+    assert max(r["effects"][0]) < flavour_explorers.NEGLIGIBLE
+    text = flavour_explorers.describe_flavour("concat", (0,))
     assert "no step moves p" in text and "most influential" not in text
     # mean pooling: every weight 1/12, so no step is the heaviest
-    text = taxonomy_explorers.describe_flavour("mean pooling", (0,))
+    text = flavour_explorers.describe_flavour("mean pooling", (0,))
     assert "all weights equal (0.083)" in text and "heaviest step" not in text
     # feed-forward, seed 0: a real effect is still named
-    assert "most influential step 8" in taxonomy_explorers.describe_flavour("feed-forward", (0,))
+    assert "most influential step 8" in flavour_explorers.describe_flavour("feed-forward", (0,))
 
 
 def test_hop_frames_keep_their_title_inside_the_frame():
     import matplotlib.pyplot as plt
 
-    from attention_measured import widgets
+    from attention_measured.book import widgets
 
-    fig = taxonomy_explorers.render_hop(4, 1)  # the longest title of the twin's stories
+    fig = flavour_explorers.render_hop(4, 1)  # the longest title of the twin's stories
     try:
         fig.set_size_inches(widgets.FRAME_WIDTH, fig.get_figheight())
         fig.canvas.draw()
@@ -145,51 +151,57 @@ def test_hop_frames_keep_their_title_inside_the_frame():
 
 def test_part_three_reports_refuse_bad_choices():
     with pytest.raises(ValueError, match="flavour must be one of"):
-        taxonomy.flavour_report("cosine")
+        flavour_explorers.flavour_report("cosine")
     with pytest.raises(ValueError, match="choice must be one of"):
-        selfattention.head_report("three heads")
+        flavour_explorers.head_report("three heads")
     with pytest.raises(ValueError, match="hop must be an integer between 1 and 3"):
-        memory.hop_report(0, hop=4)
+        flavour_explorers.hop_report(0, hop=4)
     with pytest.raises(ValueError, match="shuffle"):
-        selfattention.order_report(0, shuffle=-1)
+        flavour_explorers.order_report(0, shuffle=-1)
 
 
 @pytest.mark.parametrize(
     "describe, args, expected",
     [
-        (lesson_explorers.describe_example, (0,), "run 2: p(label 1)"),
-        (lesson_explorers.describe_drop, (0, 11), "dropped"),
-        (lesson_explorers.describe_seed, (lesson.INIT_SEEDS[0],), "held-out accuracy 0.8889"),
-        (taxonomy_explorers.describe_flavour, ("feed-forward, bias per position",), "seed 1"),
-        (udhr_explorers.describe_sentence, (0,), "dropping the heaviest key moves p(true)"),
-        (udhr_explorers.describe_query_variant, (0, "blank"), "blank query"),
-        (udhr_explorers.describe_udhr_seed, (0,), "loss per token 4.5846 at iteration 1"),
-        (taxonomy_explorers.describe_head, ("two heads: head 1", 0), "most influential step"),
-        (taxonomy_explorers.describe_order, (0, 3), "P(A before B)"),
-        (taxonomy_explorers.describe_hop, (0, 1), "hop 1 of 3"),
+        (marked_step_explorers.describe_example, (0,), "run 2: p(label 1)"),
+        (marked_step_explorers.describe_drop, (0, 11), "dropped"),
+        (
+            marked_step_explorers.describe_seed,
+            (marked_step_runs.INIT_SEEDS[0],),
+            "held-out accuracy 0.8889",
+        ),
+        (flavour_explorers.describe_flavour, ("feed-forward, bias per position",), "seed 1"),
+        (cloze_explorers.describe_sentence, (0,), "dropping the heaviest key moves p(true)"),
+        (cloze_explorers.describe_query_variant, (0, "blank"), "blank query"),
+        (cloze_explorers.describe_udhr_seed, (0,), "loss per token 4.5846 at iteration 1"),
+        (flavour_explorers.describe_head, ("two heads: head 1", 0), "most influential step"),
+        (flavour_explorers.describe_order, (0, 3), "P(A before B)"),
+        (flavour_explorers.describe_hop, (0, 1), "hop 1 of 3"),
     ],
 )
 def test_every_explorer_describes_its_default_position(describe, args, expected):
     text = describe(*args)
     assert expected in text
-    assert max(map(len, text.splitlines())) <= book.WIDTH  # fits the column, phone included
+    assert max(map(len, text.splitlines())) <= book_pages.WIDTH  # fits the column, phone included
 
 
 # ------------------------------------------------------------------ Part IV
 def test_part_four_explorers_describe_what_comparison_computes():
-    from attention_measured import comparison, translation, translation_explorers
+    from attention_measured.book import translation_explorers
+    from attention_measured.experiments import translation_runs
+    from attention_measured.tasks import translation
 
     source = translation_explorers.test_sentence(12)
     assert len(source) == 12
     assert translation.translate(source).source == source
     text = translation_explorers.describe_alignment("Transformer", 12)
-    r = comparison.translate("Transformer", 0, source)
-    wide = comparison.translate("Transformer", 0, source, beam=4)
+    r = translation_runs.translate("Transformer", 0, source)
+    wide = translation_runs.translate("Transformer", 0, source, beam=4)
     assert wide["log_prob"] >= r["log_prob"] - 1e-12 and r["log_prob"] < 0
     assert wide["weights"].shape == r["weights"].shape
     assert f"output: {' '.join(r['output'])}"[:60] in text.replace("\n  ", " ")
     assert "of 12 words" in text
-    assert all(len(line) <= book.WIDTH for line in text.splitlines())
+    assert all(len(line) <= book_pages.WIDTH for line in text.splitlines())
     fig = translation_explorers.render_pair("the red fox sees a dog")
     assert len(fig.axes) == 1
 
@@ -198,60 +210,54 @@ def test_part_four_explorers_describe_what_comparison_computes():
     "call, message",
     [
         (
-            lambda: __import__("attention_measured").translation_explorers.test_sentence(41),
+            lambda: translation_explorers.test_sentence(41),
             "length",
         ),
         (
-            lambda: __import__("attention_measured").translation_explorers.test_sentence(12, 20),
+            lambda: translation_explorers.test_sentence(12, 20),
             "index",
         ),
-        (lambda: __import__("attention_measured").comparison.book_model("GPT"), "model"),
+        (lambda: translation_runs.book_model("GPT"), "model"),
         (
-            lambda: __import__("attention_measured").translation_explorers.render_alignment(
-                "fixed context"
-            ),
+            lambda: translation_explorers.render_alignment("fixed context"),
             "no attention weights",
         ),
         (
-            lambda: __import__("attention_measured").translation_explorers.describe_alignment(
-                "GPT"
-            ),
+            lambda: translation_explorers.describe_alignment("GPT"),
             "model must be one of",
         ),
     ],
 )
 def test_part_four_bad_choices_are_refused(call, message):
-    import attention_measured.comparison  # noqa: F401
-    import attention_measured.translation_explorers  # noqa: F401
-
     with pytest.raises(ValueError, match=message):
         call()
 
 
 # ------------------------------------------------------------------ Part V
 def test_part_five_explorer_describes_rankings_against_the_true_cause():
-    from attention_measured import explanation_explorers as E
-    from attention_measured import explanations, subjects
+    from attention_measured.book import explanation_explorers
+    from attention_measured.experiments import subjects
+    from attention_measured.measures import explanations
 
     subject = subjects.heads_subject("two heads: head 1", 0)
-    text = E.describe_rankings("two heads: head 1", "leave one out", 3)
+    text = explanation_explorers.describe_rankings("two heads: head 1", "leave one out", 3)
     place = explanations.rank_of_truth(subject.importance("leave one out")[[3]], subject.truth[[3]])
     assert f"true cause: step {subject.truth[3]}, ranked {place[0] + 1} of 12" in text
     assert "over seeds" in text
-    assert "no true cause" in E.describe_rankings("UDHR head", "attention", 0)
-    assert "cannot" in E.describe_rankings("Transformer", "gradient", 0)
-    fig = E.render_rankings("two heads: head 1", "gradient × input", 3)
+    assert "no true cause" in explanation_explorers.describe_rankings("UDHR head", "attention", 0)
+    assert "cannot" in explanation_explorers.describe_rankings("Transformer", "gradient", 0)
+    fig = explanation_explorers.render_rankings("two heads: head 1", "gradient × input", 3)
     assert len(fig.axes) == 2 and "true cause" in fig.axes[0].get_title(loc="left")
-    fig = E.render_rankings("Transformer", "gradient", 0)
+    fig = explanation_explorers.render_rankings("Transformer", "gradient", 0)
     assert "cannot" in fig.axes[0].texts[0].get_text()
 
 
 @pytest.mark.parametrize("example", [-1, 180, 2.0, True])
 def test_part_five_explorer_refuses_bad_examples(example):
-    from attention_measured import explanation_explorers as E
+    from attention_measured.book import explanation_explorers
 
     with pytest.raises(ValueError, match="example"):
-        E.render_rankings("two heads: head 1", "attention", example)
+        explanation_explorers.render_rankings("two heads: head 1", "attention", example)
 
 
 def _builders():
@@ -260,8 +266,10 @@ def _builders():
     import importlib
     import inspect
 
-    names = ["explanation", "lesson", "taxonomy", "translation", "udhr"]
-    for module in (importlib.import_module(f"attention_measured.{n}_explorers") for n in names):
+    names = ["explanation", "marked_step", "flavour", "translation", "cloze"]
+    for module in (
+        importlib.import_module(f"attention_measured.book.{n}_explorers") for n in names
+    ):
         for name, function in inspect.getmembers(module, inspect.isfunction):
             mine = function.__module__ == module.__name__  # not widgets.explorer, imported
             if (
@@ -286,7 +294,7 @@ def test_there_are_thirteen_explorers():
 
 @pytest.mark.parametrize("name, builder", list(_builders()))
 def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, monkeypatch):
-    from attention_measured import widgets
+    from attention_measured.book import widgets
 
     seen = {}
     monkeypatch.setattr(widgets, "live", lambda controls, *a: seen.setdefault("live", controls))
@@ -304,8 +312,10 @@ def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, 
 
 
 def test_the_document_figure_refuses_an_empty_set_of_models():
-    from attention_measured import taxonomy, taxonomy_explorers
+    from attention_measured.book import flavour_explorers
+    from attention_measured.models import hierarchical
+    from attention_measured.tasks import documents
 
-    docs = taxonomy.documents(2, seed=1)
+    docs = documents.documents(2, seed=1)
     with pytest.raises(ValueError, match="seed: params"):
-        taxonomy_explorers.document_weights(taxonomy.Hierarchical(), {}, docs, [])
+        flavour_explorers.document_weights(hierarchical.Hierarchical(), {}, docs, [])

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import flavours, taxonomy
-from attention_measured.attention import softmax
-from attention_measured.params import Params
+from attention_measured.core.attention import softmax
+from attention_measured.core.params import Params
+from attention_measured.models import aligner, flavours
 
 N, n, m, D = 3, 2, 5, 4
 
@@ -200,7 +200,7 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="built for 5 steps"):
         flavours.attend(ff, p, h[:, :4], None)
     with pytest.raises(ValueError, match="window"):
-        taxonomy.Aligner("local-p (general)", hard=True)
+        aligner.Aligner("local-p (general)", hard=True)
 
 
 def test_reinforce_is_unbiased_for_the_expected_loss():
@@ -233,9 +233,9 @@ def test_checking_the_parameters_leaves_the_cache_key_unchanged():
     # a model's pickle keys the remembered trainings: checking p must not add to it
     import pickle
 
-    from attention_measured import taxonomy
+    from attention_measured.models import reader
 
-    reader = taxonomy.Reader(flavours.make("general"))
+    reader = reader.Reader(flavours.make("general"))
     before = pickle.dumps(reader)
     reader.forward(reader.init(0), np.zeros((2, 12, 2)))
     assert reader.flavour.names and pickle.dumps(reader) == before

@@ -1,9 +1,14 @@
-import lesson_oracle as oracle
 import numpy as np
 import pytest
+import single_query_oracle as oracle
 from gradcheck import numeric_gradient
 
-from attention_measured import lesson, measures
+from attention_measured.book import marked_step_explorers
+from attention_measured.core.losses import sigmoid
+from attention_measured.experiments import marked_step_runs
+from attention_measured.measures import markers, removal
+from attention_measured.models import single_query
+from attention_measured.tasks import marked_step
 
 LESSON = {  # the lesson's printed numbers, to 4 places
     "baseline": 0.6333,
@@ -34,11 +39,11 @@ LESSON = {  # the lesson's printed numbers, to 4 places
 
 @pytest.fixture(scope="module")
 def data():
-    return lesson.make_sequences()
+    return marked_step.make_sequences()
 
 
 def test_summary_reproduces_the_lessons_eighteen_numbers():
-    result = lesson.summary()
+    result = marked_step_runs.summary()
     assert round(result["baseline"], 4) == LESSON["baseline"]
     assert len(result["runs"]) == 2
     for got, want in zip(result["runs"], LESSON["runs"]):
@@ -54,9 +59,9 @@ def test_the_data_facts_of_section_one(data):
     assert data.readings.shape == (720, 12)
     assert np.all(data.readings[:, 0] == 0.0)
     assert data.markers.min() == 2 and data.markers.max() == 11
-    heldout = lesson.split(data)[2]
+    heldout = marked_step.split(data)[2]
     assert round(float(np.mean(heldout.labels)), 4) == 0.3667
-    above = (data.readings[:, 2:] > lesson.THRESHOLD).any(axis=1)
+    above = (data.readings[:, 2:] > marked_step.THRESHOLD).any(axis=1)
     assert round(float(above.mean()), 4) == 0.9903
     largest = 2 + heldout.readings[:, 2:].argmax(axis=1)
     assert round(float(np.mean(largest == heldout.markers)), 4) == 0.0611
@@ -64,14 +69,14 @@ def test_the_data_facts_of_section_one(data):
 
 @pytest.mark.parametrize("seed", [20260218, 4])
 def test_sequences_equal_the_loop_oracle(seed):
-    data = lesson.make_sequences(50, seed)
+    data = marked_step.make_sequences(50, seed)
     for i, (inputs, label, marker) in enumerate(oracle.sequences(50, seed)):
         assert data.inputs[i].tolist() == inputs  # bit for bit, rounding included
         assert data.labels[i] == label and data.markers[i] == marker
 
 
 def test_initial_weights_equal_the_oracle():
-    params = lesson.init_params([11, 20260219])
+    params = single_query.init_params([11, 20260219])
     for r, seed in enumerate([11, 20260219]):
         net = oracle.initial(seed)
         assert params.key_weights[r].tolist() == net["wk"]
@@ -85,25 +90,25 @@ def test_initial_weights_equal_the_oracle():
 def test_other_seeds_agree_with_the_loop_oracle():
     data_seed, seeds, epochs = 777, (5, 6), 12
     expected = oracle.summary(data_seed, seeds, epochs)
-    train_set, _, heldout = lesson.split(lesson.make_sequences(seed=data_seed))
-    params = lesson.train_runs(seeds, train_set, epochs).params
+    train_set, _, heldout = marked_step.split(marked_step.make_sequences(seed=data_seed))
+    params = marked_step_runs.train_runs(seeds, train_set, epochs).params
     for r, seed in enumerate(seeds):
         net = oracle.train(seed, oracle.sequences(720, data_seed)[:360], epochs)
         np.testing.assert_allclose(params.key_weights[r], net["wk"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.query[r], net["q"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.bias[r], net["b"], rtol=1e-10, atol=1e-12)
-    got = lesson.measure_runs(params, train_set, heldout)
-    assert lesson.majority_baseline(heldout.labels) == pytest.approx(expected["baseline"])
+    got = markers.measure_runs(params, train_set, heldout)
+    assert marked_step.majority_baseline(heldout.labels) == pytest.approx(expected["baseline"])
     for g, e in zip(got, expected["runs"]):
         assert g == pytest.approx(e, rel=1e-9, abs=1e-12)
 
 
 def test_backward_matches_finite_differences(data):
-    train_set = lesson.split(data)[0][:40]
-    params = lesson.init_params([3, 4])
+    train_set = marked_step.split(data)[0][:40]
+    params = single_query.init_params([3, 4])
     params.bias[:] = [0.3, -0.2]
     inputs, labels = train_set.inputs, train_set.labels
-    grads = lesson.backward(params, inputs, labels, lesson.forward(params, inputs))
+    grads = single_query.backward(params, inputs, labels, single_query.forward(params, inputs))
     assert (
         list(grads)
         == list(params)
@@ -116,40 +121,40 @@ def test_backward_matches_finite_differences(data):
         ]
     )
     for name, x in params.items():
-        numeric = numeric_gradient(lambda: lesson.loss(params, inputs, labels).sum(), x)
+        numeric = numeric_gradient(lambda: single_query.loss(params, inputs, labels).sum(), x)
         np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
         assert np.abs(numeric).max() > 1e-4, name  # a gradient worth checking
 
 
 def test_forward_equals_keys_queries_and_values_written_out(data):
-    params = lesson.init_params([9]).select(0)
+    params = single_query.init_params([9]).select(0)
     inputs = data[:5].inputs
-    keys, values = lesson.keys_and_values(params, inputs)
+    keys, values = single_query.keys_and_values(params, inputs)
     scores = keys @ params.query / np.sqrt(3)
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
     logit = np.einsum("nt,ntd->nd", weights, values) @ params.readout + params.bias
-    fwd = lesson.forward(params, inputs)
+    fwd = single_query.forward(params, inputs)
     np.testing.assert_allclose(fwd.weights, weights, rtol=1e-12)
     np.testing.assert_allclose(fwd.logit, logit, rtol=1e-12)
 
 
 def test_removal_effects_recompute_the_softmax_without_the_step(data):
-    params = lesson.train(20260220).params
-    example = lesson.split(data)[2][0]
-    p, without = lesson.removal_effects(params, example.inputs)
+    params = marked_step_runs.train(20260220).params
+    example = marked_step.split(data)[2][0]
+    p, without = single_query.removal_effects(params, example.inputs)
     for t in (0, 5, 11):
         keep = np.arange(12) != t
         np.testing.assert_allclose(
-            without[0, t], lesson.probability(lesson.forward(params, example.inputs, keep).logit)[0]
+            without[0, t], sigmoid(single_query.forward(params, example.inputs, keep).logit)[0]
         )
 
 
 def test_the_analytic_removal_test_equals_the_generic_one(data):
-    params = lesson.train(20260220).params
-    inputs = lesson.split(data)[2].inputs[:40]
-    fast = lesson.removal_effects(params, inputs)
-    generic = measures.removal_effects(
-        lambda keep: lesson.probability(lesson.forward(params, inputs, keep).logit),
+    params = marked_step_runs.train(20260220).params
+    inputs = marked_step.split(data)[2].inputs[:40]
+    fast = single_query.removal_effects(params, inputs)
+    generic = removal.removal_effects(
+        lambda keep: sigmoid(single_query.forward(params, inputs, keep).logit),
         inputs.shape[:2],
     )
     for a, b in zip(fast, generic):
@@ -157,26 +162,27 @@ def test_the_analytic_removal_test_equals_the_generic_one(data):
 
 
 def test_the_network_takes_part_fives_changes(data):
-    params = lesson.train(20260220).params
-    x = lesson.split(data)[2].inputs[:30]
-    own = lesson.forward(params, x)
+    params = marked_step_runs.train(20260220).params
+    x = marked_step.split(data)[2].inputs[:30]
+    own = single_query.forward(params, x)
     np.testing.assert_allclose(
-        lesson.forward(params, x, weights=own.weights).logit, own.logit, rtol=1e-12
+        single_query.forward(params, x, weights=own.weights).logit, own.logit, rtol=1e-12
     )
     scale = np.ones(x.shape[:2])
     scale[:, 0] = 3.0
     tripled = x.copy()
     tripled[:, 0] *= 3.0
     np.testing.assert_allclose(
-        lesson.forward(params, x, scale=scale).logit, lesson.forward(params, tripled).logit
+        single_query.forward(params, x, scale=scale).logit,
+        single_query.forward(params, tripled).logit,
     )
     with pytest.raises(ValueError, match="scale must have shape"):
-        lesson.forward(params, x, scale=scale[0])
+        single_query.forward(params, x, scale=scale[0])
 
 
 def test_sweep_matches_single_runs():
-    result = lesson.sweep([20260219, 20260220, 31])
-    single = lesson.summary(init_seeds=(20260219, 20260220, 31))["runs"]
+    result = marked_step_runs.sweep([20260219, 20260220, 31])
+    single = marked_step_runs.summary(init_seeds=(20260219, 20260220, 31))["runs"]
     for key in ("heldout_accuracy", "marker_weight", "agreement"):
         np.testing.assert_allclose(result[key], [r[key] for r in single], rtol=1e-12)
     assert result["seeds"].tolist() == [20260219, 20260220, 31]
@@ -185,23 +191,43 @@ def test_sweep_matches_single_runs():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: lesson.train(1.5), TypeError, "init_seeds must be an integer"),
-        (lambda: lesson.train(3, epochs=0), ValueError, "epochs must be an integer of at least 1"),
-        (lambda: lesson.train(3, epochs=-4), ValueError, "epochs"),
-        (lambda: lesson.train(3, epochs=2.0), TypeError, "epochs must be an integer"),
-        (lambda: lesson.train(3, learning_rate=0), ValueError, "learning_rate must be positive"),
-        (lambda: lesson.train(3, learning_rate="0.6"), TypeError, "learning_rate"),
-        (lambda: lesson.sweep([]), ValueError, "non-empty"),
-        (lambda: lesson.sweep(5), ValueError, "non-empty"),
-        (lambda: lesson.summary(init_seeds=("a",)), TypeError, "init_seeds must be an integer"),
-        (lambda: lesson.make_sequences(seed=-3), ValueError, "seed must be an integer between 0"),
-        (lambda: lesson.make_sequences(1.5), TypeError, "n must be an integer"),
-        (lambda: lesson.check_step(12), ValueError, "step must be an integer between 0 and 11"),
-        (lambda: lesson.check_step(-1), ValueError, "between 0 and 11"),
-        (lambda: lesson.make_sequences(10)[10], IndexError, "example index 10"),
-        (lambda: lesson.make_sequences(10)[True], TypeError, "index a Dataset"),
-        (lambda: lesson.split(lesson.make_sequences(10)), ValueError, "expected 720"),
-        (lambda: lesson.majority_baseline([0, 2]), ValueError, "0s and 1s"),
+        (lambda: marked_step_runs.train(1.5), TypeError, "init_seeds must be an integer"),
+        (
+            lambda: marked_step_runs.train(3, epochs=0),
+            ValueError,
+            "epochs must be an integer of at least 1",
+        ),
+        (lambda: marked_step_runs.train(3, epochs=-4), ValueError, "epochs"),
+        (lambda: marked_step_runs.train(3, epochs=2.0), TypeError, "epochs must be an integer"),
+        (
+            lambda: marked_step_runs.train(3, learning_rate=0),
+            ValueError,
+            "learning_rate must be positive",
+        ),
+        (lambda: marked_step_runs.train(3, learning_rate="0.6"), TypeError, "learning_rate"),
+        (lambda: marked_step_runs.sweep([]), ValueError, "non-empty"),
+        (lambda: marked_step_runs.sweep(5), ValueError, "non-empty"),
+        (
+            lambda: marked_step_runs.summary(init_seeds=("a",)),
+            TypeError,
+            "init_seeds must be an integer",
+        ),
+        (
+            lambda: marked_step.make_sequences(seed=-3),
+            ValueError,
+            "seed must be an integer between 0",
+        ),
+        (lambda: marked_step.make_sequences(1.5), TypeError, "n must be an integer"),
+        (
+            lambda: marked_step.check_step(12),
+            ValueError,
+            "step must be an integer between 0 and 11",
+        ),
+        (lambda: marked_step.check_step(-1), ValueError, "between 0 and 11"),
+        (lambda: marked_step.make_sequences(10)[10], IndexError, "example index 10"),
+        (lambda: marked_step.make_sequences(10)[True], TypeError, "index a Dataset"),
+        (lambda: marked_step.split(marked_step.make_sequences(10)), ValueError, "expected 720"),
+        (lambda: marked_step.majority_baseline([0, 2]), ValueError, "0s and 1s"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(call, error, message):
@@ -211,26 +237,26 @@ def test_bad_arguments_raise_clear_errors(call, error, message):
 
 def test_no_sequences_at_all_asks_for_at_least_one():
     with pytest.raises(ValueError, match="n must be an integer of at least 1, got 0") as info:
-        lesson.make_sequences(0)
+        marked_step.make_sequences(0)
     assert "None" not in str(info.value)
 
 
 @pytest.mark.parametrize("index", [180, -1])
 def test_an_example_outside_the_held_out_set_is_refused(index):
     with pytest.raises(ValueError, match="example_index must be an integer between 0 and 179"):
-        lesson.drop_report(index, 0)
+        marked_step_explorers.drop_report(index, 0)
 
 
 def test_a_step_outside_the_sequence_is_refused():
     with pytest.raises(ValueError, match="step must be an integer between 0 and 11, got 12"):
-        lesson.drop_report(0, 12)
+        marked_step_explorers.drop_report(0, 12)
     with pytest.raises(TypeError, match="step must be an integer"):
-        lesson.drop_report(0, 1.0)
+        marked_step_explorers.drop_report(0, 1.0)
 
 
 def test_sequences_keep_the_example_axis_and_name_their_parts(data):
     one = data[3]
-    assert isinstance(one, lesson.Sequences) and len(one) == 1
+    assert isinstance(one, marked_step.Sequences) and len(one) == 1
     assert one.inputs.shape == (1, 12, 2) and one.readings.shape == (1, 12)
     assert one.readings[0].tolist() == data.readings[3].tolist()
     assert one.markers.tolist() == [data.markers[3]] and one.labels.tolist() == [data.labels[3]]
@@ -240,37 +266,44 @@ def test_sequences_keep_the_example_axis_and_name_their_parts(data):
     assert np.all(flags.sum(axis=1) == 1) and np.all(flags.argmax(axis=1) == data.markers)
     # the label is the marker's reading against the threshold, computed here from the readings
     marked = data.readings[np.arange(len(data)), data.markers]
-    assert data.labels.tolist() == (marked > lesson.THRESHOLD).astype(int).tolist()
+    assert data.labels.tolist() == (marked > marked_step.THRESHOLD).astype(int).tolist()
     assert data[-1].markers.tolist() == [data.markers[-1]]
 
 
 def test_the_training_curve_is_the_loss_before_each_step(data):
-    train_set = lesson.split(data)[0]
-    network, params, curve = lesson.train_runs([5, 6], train_set, epochs=3)
-    assert isinstance(network, lesson.Network)
+    train_set = marked_step.split(data)[0]
+    network, params, curve = marked_step_runs.train_runs([5, 6], train_set, epochs=3)
+    assert isinstance(network, single_query.Network)
     assert curve.shape == (3, 2)
-    start = lesson.init_params([5, 6])
-    np.testing.assert_array_equal(curve[0], lesson.loss(start, train_set.inputs, train_set.labels))
-    once = lesson.train_runs([5, 6], train_set, epochs=2).params
-    np.testing.assert_array_equal(curve[2], lesson.loss(once, train_set.inputs, train_set.labels))
-    # one step of plain gradient descent, written out
-    grads = lesson.backward(
-        start, train_set.inputs, train_set.labels, lesson.forward(start, train_set.inputs)
+    start = single_query.init_params([5, 6])
+    np.testing.assert_array_equal(
+        curve[0], single_query.loss(start, train_set.inputs, train_set.labels)
     )
-    stepped = lesson.train_runs([5, 6], train_set, epochs=1).params
+    once = marked_step_runs.train_runs([5, 6], train_set, epochs=2).params
+    np.testing.assert_array_equal(
+        curve[2], single_query.loss(once, train_set.inputs, train_set.labels)
+    )
+    # one step of plain gradient descent, written out
+    grads = single_query.backward(
+        start, train_set.inputs, train_set.labels, single_query.forward(start, train_set.inputs)
+    )
+    stepped = marked_step_runs.train_runs([5, 6], train_set, epochs=1).params
     for name in start:
         np.testing.assert_allclose(
-            stepped[name], start[name] - lesson.LEARNING_RATE * grads[name], rtol=0, atol=1e-15
+            stepped[name],
+            start[name] - marked_step_runs.LEARNING_RATE * grads[name],
+            rtol=0,
+            atol=1e-15,
         )
 
 
 def test_forward_refuses_inputs_of_the_wrong_shape():
-    params = lesson.init_params([1])
+    params = single_query.init_params([1])
     with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
-        lesson.forward(params, np.zeros((4, 12)))
+        single_query.forward(params, np.zeros((4, 12)))
     with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
-        lesson.forward(params, np.zeros((4, 12, 3)))
+        single_query.forward(params, np.zeros((4, 12, 3)))
     with pytest.raises(ValueError, match="inputs must hold finite numbers"):
-        lesson.forward(params, np.full((4, 12, 2), np.nan))
+        single_query.forward(params, np.full((4, 12, 2), np.nan))
     with pytest.raises(TypeError, match="inputs must be an array of numbers"):
-        lesson.forward(params, "readings")
+        single_query.forward(params, "readings")

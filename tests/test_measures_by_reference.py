@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_measured import explanations as X
+from attention_measured.measures import explanations
 
 CASES = {  # name: weight rows (N, T), every row on the simplex
     "one step": np.array([[1.0], [1.0]]),
@@ -60,15 +60,17 @@ def test_jensen_shannon_is_the_papers_divergence(case):
     uniform = np.full(w.shape, 1.0 / w.shape[1])
     reversed_ = w[:, ::-1]
     for other in (w, uniform, reversed_):
-        np.testing.assert_allclose(X.jensen_shannon(w, other), jsd_reference(w, other), atol=1e-15)
-    assert np.all(X.jensen_shannon(w, w) == 0.0)
+        np.testing.assert_allclose(
+            explanations.jensen_shannon(w, other), jsd_reference(w, other), atol=1e-15
+        )
+    assert np.all(explanations.jensen_shannon(w, w) == 0.0)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_kendall_tau_is_tau_b_and_nan_without_an_order(case):
     w = CASES[case]
     other = np.array([np.arange(w.shape[1], dtype=float)] * len(w))
-    got = X.kendall_tau(w, other)
+    got = explanations.kendall_tau(w, other)
     expected = [tau_b_reference(a, b) for a, b in zip(w, other)]
     np.testing.assert_allclose(got, expected, equal_nan=True)
     if case in ("one step", "uniform"):
@@ -81,7 +83,7 @@ def test_the_rank_of_the_truth_counts_ties_against_the_method(case):
     for truth in range(w.shape[1]):
         truths = np.full(len(w), truth)
         expected = [sum(row[t] >= row[truth] for t in range(len(row)) if t != truth) for row in w]
-        np.testing.assert_array_equal(X.rank_of_truth(w, truths), expected)
+        np.testing.assert_array_equal(explanations.rank_of_truth(w, truths), expected)
 
 
 def rollout_reference(layers):
@@ -101,7 +103,7 @@ def test_rollout_is_abnar_and_zuidemas_joint_attention(case):
     t = CASES[case].shape[1]
     rows = np.stack([CASES[case][rng.randint(len(CASES[case]))] for _ in range(t)])
     layers = np.stack([rows, rows[::-1], rng.dirichlet(np.ones(t), t)])  # three layers
-    np.testing.assert_allclose(X.rollout(layers), rollout_reference(layers), atol=1e-15)
+    np.testing.assert_allclose(explanations.rollout(layers), rollout_reference(layers), atol=1e-15)
 
 
 def test_flow_through_one_layer_is_each_edges_capacity():
@@ -111,7 +113,7 @@ def test_flow_through_one_layer_is_each_edges_capacity():
         att = rng.dirichlet(np.ones(t), t)
         att[0] = np.eye(t)[t - 1]  # a one-hot row, with zero weights
         mixed = 0.5 * att + 0.5 * np.eye(t)
-        np.testing.assert_allclose(X.attention_flow(att[None]), mixed, atol=1e-12)
+        np.testing.assert_allclose(explanations.attention_flow(att[None]), mixed, atol=1e-12)
 
 
 def binary_predict(values):
@@ -152,8 +154,12 @@ def test_comprehensiveness_and_sufficiency_by_eraser_with_ties_against_the_metho
                 suff.append(full[n] - keep_predict(keep)[n])
             worst_comp.append(min(comp))  # ties against the method: the least removed
             worst_suff.append(max(suff))  # and the least kept
-        np.testing.assert_allclose(X.comprehensiveness(keep_predict, importance, k), worst_comp)
-        np.testing.assert_allclose(X.sufficiency(keep_predict, importance, k), worst_suff)
+        np.testing.assert_allclose(
+            explanations.comprehensiveness(keep_predict, importance, k), worst_comp
+        )
+        np.testing.assert_allclose(
+            explanations.sufficiency(keep_predict, importance, k), worst_suff
+        )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -161,7 +167,7 @@ def test_the_permutation_test_is_jain_and_wallaces_with_its_flips(case):
     w = CASES[case]
     values = np.linspace(-1.0, 2.0, w.shape[1])[None].repeat(len(w), 0)
     predict = binary_predict(values)
-    got = X.permutation_test(predict, w, draws=30, seed=3)
+    got = explanations.permutation_test(predict, w, draws=30, seed=3)
     rng = np.random.RandomState(3)
     base = predict(w)
     changes, flips = [], []
@@ -182,7 +188,7 @@ def test_zeroing_the_heaviest_weight_is_serrano_and_smiths_flip(case):
     w = CASES[case]
     values = np.array([np.linspace(2.0, -3.0, w.shape[1])] * len(w))
     predict = binary_predict(values)
-    heaviest, _ = X.heaviest_flips(predict, w, seed=0)
+    heaviest, _ = explanations.heaviest_flips(predict, w, seed=0)
     flipped = []
     for row, v in zip(w, values):
         zeroed = row.copy()
@@ -231,7 +237,7 @@ def test_flow_through_several_layers_is_the_maximum_flow_of_abnar_and_zuidemas_g
         if mixed[layer, i, j] > 0
     }
     expected = [[max_flow_reference(capacity, (2, i), (0, j)) for j in range(t)] for i in range(t)]
-    np.testing.assert_allclose(X.attention_flow(layers), expected, atol=1e-9)
+    np.testing.assert_allclose(explanations.attention_flow(layers), expected, atol=1e-9)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c != "one step"])
@@ -257,7 +263,7 @@ def test_the_share_removed_before_a_flip_is_serrano_and_smiths(case):
                     share = k / len(row)
                     break
             expected.append(share)
-        np.testing.assert_allclose(X.removed_to_flip(predict, w, importance), expected)
+        np.testing.assert_allclose(explanations.removed_to_flip(predict, w, importance), expected)
 
 
 def logistic_reference(x, y, steps=50):
@@ -285,7 +291,7 @@ def test_the_frozen_weights_diagnostic_is_a_logistic_readout_of_the_pooled_input
         "uniform": np.full((n, t), 1 / t),
         "random": rng.dirichlet(np.ones(t), n),
     }.items():
-        got = X.frozen_weights_accuracy(
+        got = explanations.frozen_weights_accuracy(
             weights[train],
             inputs[train],
             labels[train],

@@ -2,14 +2,16 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import memory
+from attention_measured.book import flavour_explorers
+from attention_measured.models import memory_network
+from attention_measured.tasks import stories
 
 
 @pytest.mark.parametrize("hops", [1, 3])
 def test_memory_network_gradients(hops):
-    data = memory.stories(n=4, facts=2, seed=1, length=5)
-    encoded = memory.encode(data)
-    model = memory.MemoryNetwork(hops=hops, size=3)
+    data = stories.stories(n=4, facts=2, seed=1, length=5)
+    encoded = stories.encode(data)
+    model = memory_network.MemoryNetwork(hops=hops, size=3)
     p = model.init(seed=2)
     for k in p:
         p[k] = p[k] * 10  # away from the near-uniform start, so every path matters
@@ -21,7 +23,7 @@ def test_memory_network_gradients(hops):
 
 def test_stories_answer_their_questions():
     for facts in (1, 2):
-        data = memory.stories(n=200, facts=facts, seed=0)
+        data = stories.stories(n=200, facts=facts, seed=0)
         for i in range(len(data)):
             sentences, question = data.sentences[i], data.questions[i]
             first, second = data.facts[i]
@@ -35,23 +37,23 @@ def test_stories_answer_their_questions():
                 assert holder[1:] == ["picked", "up", "the", thing]
                 moves = [j for j, s in enumerate(sentences) if s[0] == holder[0] and s[1] == "went"]
                 assert second == max(moves)
-            assert memory.PLACES[data.answers[i]] == sentences[second][-1]
+            assert stories.PLACES[data.answers[i]] == sentences[second][-1]
 
 
 def test_unused_slots_get_no_weight():
-    data = memory.stories(n=5, seed=0, length=4)
-    model = memory.MemoryNetwork(hops=2)
+    data = stories.stories(n=5, seed=0, length=4)
+    model = memory_network.MemoryNetwork(hops=2)
     p = model.init(0)
-    _, weights, _ = model.forward(p, *memory.encode(data))
+    _, weights, _ = model.forward(p, *stories.encode(data))
     assert np.all(weights[:, :, 4:] == 0)
     np.testing.assert_allclose(weights.sum(-1), 1.0)
 
 
 def test_the_network_takes_part_fives_changes():
-    data = memory.stories(n=5, seed=0, length=4)
-    model = memory.MemoryNetwork(hops=2)
+    data = stories.stories(n=5, seed=0, length=4)
+    model = memory_network.MemoryNetwork(hops=2)
     p = model.init(0)
-    memories, questions, used = memory.encode(data)
+    memories, questions, used = stories.encode(data)
     logits, weights, _ = model.forward(p, memories, questions, used)
     # its own weights put back give its own output; a scale of two is the stored story doubled
     same = model.forward(p, memories, questions, used, weights=weights)[0]
@@ -81,17 +83,29 @@ def test_the_network_takes_part_fives_changes():
 )
 def test_stories_refuse_bad_settings(kwargs, error, message):
     with pytest.raises(error, match=message):
-        memory.stories(**{"n": 3, **kwargs})
+        stories.stories(**{"n": 3, **kwargs})
 
 
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: memory.MemoryNetwork(hops=0), ValueError, "hops must be an integer of at least 1"),
-        (lambda: memory.MemoryNetwork(size=2.5), TypeError, "size must be an integer"),
-        (lambda: memory.hop_report(500), ValueError, "story must be an integer between 0 and 499"),
-        (lambda: memory.hop_report(0, hop=0), ValueError, "hop must be an integer between 1 and 3"),
-        (lambda: memory.stories(5).text(-1), ValueError, "i must be an integer between 0 and 4"),
+        (
+            lambda: memory_network.MemoryNetwork(hops=0),
+            ValueError,
+            "hops must be an integer of at least 1",
+        ),
+        (lambda: memory_network.MemoryNetwork(size=2.5), TypeError, "size must be an integer"),
+        (
+            lambda: flavour_explorers.hop_report(500),
+            ValueError,
+            "story must be an integer between 0 and 499",
+        ),
+        (
+            lambda: flavour_explorers.hop_report(0, hop=0),
+            ValueError,
+            "hop must be an integer between 1 and 3",
+        ),
+        (lambda: stories.stories(5).text(-1), ValueError, "i must be an integer between 0 and 4"),
     ],
 )
 def test_the_network_and_its_report_refuse_bad_settings(call, error, message):
@@ -101,6 +115,6 @@ def test_the_network_and_its_report_refuse_bad_settings(call, error, message):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="at most"):
-        memory.stories(length=9)
+        stories.stories(length=9)
     with pytest.raises(ValueError, match="unknown word"):
-        memory.bag_of_words([["where", "is", "bob"]])
+        stories.bag_of_words([["where", "is", "bob"]])

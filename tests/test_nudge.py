@@ -7,32 +7,35 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_measured import (
-    comparison,
+from attention_measured.core import params
+from attention_measured.experiments import translation_runs
+from attention_measured.machinery.cache import remembered
+from attention_measured.models import (
+    aligner,
+    cloze_head,
     flavours,
-    lesson,
-    memory,
-    params,
-    selfattention,
-    taxonomy,
-    udhr,
+    heads,
+    hierarchical,
+    memory_network,
+    order_reader,
+    reader,
+    single_query,
 )
-from attention_measured.cache import remembered
 
-LIBRARY = Path(params.__file__).parent
+LIBRARY = Path(params.__file__).parents[1]
 
 # every initialiser of the book, called as the Parts call it
 INITIALISERS = {
-    "lesson.init_params": lambda: lesson.init_params((20260219, 20260220)),
-    "udhr.init_params": lambda: udhr.init_params(0, "mask"),
-    "taxonomy.Reader": lambda: taxonomy.Reader("additive").init(0),
-    "taxonomy.Hierarchical": lambda: taxonomy.Hierarchical().init(0),
-    "taxonomy.Aligner": lambda: taxonomy.Aligner("general").init(0),
-    "selfattention.HeadsReader": lambda: selfattention.HeadsReader(2).init(0),
-    "selfattention.OrderReader": lambda: selfattention.OrderReader("learned").init(0),
-    "memory.MemoryNetwork": lambda: memory.MemoryNetwork().init(0),
-    "recurrent.EncoderDecoder": lambda: comparison.book_model("Bahdanau").init(0),
-    "transformer.Transformer": lambda: comparison.book_model("Transformer").init(0),
+    "lesson.init_params": lambda: single_query.init_params((20260219, 20260220)),
+    "udhr.init_params": lambda: cloze_head.init_params(0, "mask"),
+    "taxonomy.Reader": lambda: reader.Reader("additive").init(0),
+    "taxonomy.Hierarchical": lambda: hierarchical.Hierarchical().init(0),
+    "taxonomy.Aligner": lambda: aligner.Aligner("general").init(0),
+    "selfattention.HeadsReader": lambda: heads.HeadsReader(2).init(0),
+    "selfattention.OrderReader": lambda: order_reader.OrderReader("learned").init(0),
+    "memory.MemoryNetwork": lambda: memory_network.MemoryNetwork().init(0),
+    "recurrent.EncoderDecoder": lambda: translation_runs.book_model("Bahdanau").init(0),
+    "transformer.Transformer": lambda: translation_runs.book_model("Transformer").init(0),
     "flavours.Additive": lambda: flavours.Additive(units=4).init(np.random.RandomState(0), 3, 3),
 }
 
@@ -88,9 +91,9 @@ def _decorators(function: ast.FunctionDef) -> set[str]:
 
 def test_every_function_that_draws_initial_parameters_goes_through_the_switch():
     """Every ``init`` method and ``init_params`` function of the package carries @initialiser,
-    but for the one that only hands on another's (lesson.Network.init)."""
+    but for the one that only hands on another's (single_query.Network.init)."""
     found = []
-    for path in sorted(LIBRARY.glob("*.py")):
+    for path in sorted(LIBRARY.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef) and node.name in ("init", "init_params"):
                 returns_init_params = "return init_params(" in ast.unparse(node)
@@ -101,7 +104,7 @@ def test_every_function_that_draws_initial_parameters_goes_through_the_switch():
 
 
 def test_a_result_remembered_under_one_nudge_is_never_served_under_another(monkeypatch):
-    from attention_measured import cache
+    from attention_measured.machinery import cache
 
     monkeypatch.delenv(cache.ENVIRONMENT, raising=False)  # memory only, no earlier run's file
     calls = []
@@ -109,7 +112,7 @@ def test_a_result_remembered_under_one_nudge_is_never_served_under_another(monke
     @remembered
     def draw(seed):
         calls.append(seed)
-        return udhr.init_params(seed)
+        return cloze_head.init_params(seed)
 
     monkeypatch.delenv(params.NUDGE_VARIABLE, raising=False)
     plain = draw(3)

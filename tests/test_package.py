@@ -4,6 +4,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 import tomllib
 
-from attention_measured import blas, cache, workspace
+from attention_measured.machinery import allocator, blas, cache
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [ROOT / "intro.ipynb", *sorted((ROOT / "chapters").glob("*/*.ipynb"))]
@@ -21,6 +22,7 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["versi
 
 
 def test_the_wheel_holds_attention_measured_and_no_top_level_lib(tmp_path):
+    shutil.rmtree(ROOT / "build", ignore_errors=True)  # setuptools' staging keeps deleted modules
     subprocess.run(
         [
             sys.executable,
@@ -41,7 +43,15 @@ def test_the_wheel_holds_attention_measured_and_no_top_level_lib(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"attention_measured"}, tops
-    assert "attention_measured/lesson.py" in names and "attention_measured/cache.py" in names
+    # every package and its data: a wheel built from an incomplete list of packages would miss some
+    for name in (
+        "models/single_query.py",
+        "machinery/cache.py",
+        "book/pages.py",
+        "experiments/explanation_runs.json",
+        "experiments/cloze_bounds.json",
+    ):
+        assert f"attention_measured/{name}" in names, name
 
 
 def test_every_notebook_installs_the_version_it_was_built_with():
@@ -137,7 +147,7 @@ def test_a_changed_library_or_machine_files_results_elsewhere(monkeypatch, tmp_p
 
 def test_the_fingerprints_describe_this_code_and_machine():
     assert re.fullmatch(r"[0-9a-f]{16}", cache.code_fingerprint())
-    assert cache.code_fingerprint("udhr") != cache.code_fingerprint("lesson")
+    assert cache.code_fingerprint("models.cloze_head") != cache.code_fingerprint("models.reader")
     facts = cache.arithmetic()
     assert facts["numpy"] == np.__version__ and facts["blas"] and "SSE2" in facts["cpu_features"]
 
@@ -160,14 +170,14 @@ def test_one_thread_limits_blas_inside_and_restores_it_after():
 # keep_freed_memory answered
 _REUSE = """
 import resource, numpy as np, attention_measured
-from attention_measured import workspace
+from attention_measured.machinery import allocator
 def step():
     return sum(np.ones(n)[-1] for n in (1 << 15, 1 << 16, 1 << 17, 1 << 17, 1 << 17))
 step()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(20):
     step()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, workspace.keep_freed_memory())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, allocator.keep_freed_memory())
 """
 
 
@@ -175,7 +185,7 @@ def _reuse(**environment) -> tuple[int, bool]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("MALLOC_") and k not in ("GLIBC_TUNABLES", workspace.SWITCH)
+        if not k.startswith("MALLOC_") and k not in ("GLIBC_TUNABLES", allocator.SWITCH)
     }
     printed = subprocess.run(
         [sys.executable, "-c", _REUSE],
@@ -187,7 +197,7 @@ def _reuse(**environment) -> tuple[int, bool]:
     return int(printed[0]), printed[1] == "True"
 
 
-@pytest.mark.skipif(not workspace.on_glibc(), reason="the setting is glibc's")
+@pytest.mark.skipif(not allocator.on_glibc(), reason="the setting is glibc's")
 def test_importing_the_package_keeps_freed_memory_for_the_next_step_on_glibc():
     kept, done = _reuse()
     assert done and kept < 100, f"{kept} page faults in 20 steps that reuse 3.75 MB"
@@ -197,7 +207,7 @@ def test_importing_the_package_keeps_freed_memory_for_the_next_step_on_glibc():
     assert not done and given_back > 20 * 800, given_back  # 960 pages a step
     assert _reuse(GLIBC_TUNABLES="glibc.malloc.trim_threshold=131072")[1] is False
     # and the switch turns it off (glibc's moving thresholds then decide, by the process's past)
-    assert _reuse(**{workspace.SWITCH: "0"})[1] is False
+    assert _reuse(**{allocator.SWITCH: "0"})[1] is False
 
 
 def test_unpicklable_arguments_are_refused():
@@ -225,9 +235,11 @@ def test_binder_pins_are_the_books_pins():
 
 
 def test_a_result_depends_on_its_modules_code_and_not_on_how_pages_draw_it():
-    assert {"udhr", "training", "optim", "attention"} <= cache.dependencies("udhr")
-    assert not {"udhr_explorers", "plots", "widgets", "lesson"} & cache.dependencies("udhr")
-    assert "lesson" in cache.dependencies("taxonomy")  # Part III reads Part I's data
+    trained = cache.dependencies("experiments.cloze_runs")
+    assert {"models.cloze_head", "core.training", "core.optim", "core.attention"} <= trained
+    assert not {"book.cloze_explorers", "book.plots", "book.widgets"} & trained
+    # the flavours' runs on the marked step read its data
+    assert "tasks.marked_step" in cache.dependencies("experiments.flavour_runs")
 
 
 @cache.remembered
@@ -237,17 +249,17 @@ def _train_a_model(model, seed: int):
 
 
 def test_a_model_passed_in_brings_its_own_code_into_the_key(monkeypatch, tmp_path):
-    from attention_measured import taxonomy
+    from attention_measured.models import reader
 
     monkeypatch.setenv(cache.ENVIRONMENT, str(tmp_path))
     CALLS.clear()
-    _train_a_model(taxonomy.Reader("dot"), 1)
+    _train_a_model(reader.Reader("dot"), 1)
     real = cache.code_fingerprint
 
-    def edited(module=None):  # as if taxonomy.py, where Reader lives, had been edited
-        return "edited" if module == "taxonomy" else real(module)
+    def edited(module=None):  # as if models/reader.py, where Reader lives, had been edited
+        return "edited" if module == "models.reader" else real(module)
 
     monkeypatch.setattr(cache, "code_fingerprint", edited)
     _train_a_model.forget()
-    _train_a_model(taxonomy.Reader("dot"), 1)
+    _train_a_model(reader.Reader("dot"), 1)
     assert CALLS == [1, 1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_measured import book
+from attention_measured.book import pages as book_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [ROOT / "intro.ipynb", *sorted((ROOT / "chapters").glob("*/*.ipynb"))]
@@ -57,7 +57,7 @@ def test_no_code_or_output_line_is_wider_than_the_column(path):
         if "remove-input" in cell["metadata"].get("tags", []):
             lines = []
         for line in lines + output_text(cell).splitlines():
-            assert len(line) <= book.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
+            assert len(line) <= book_pages.WIDTH, f"{path.name} cell {index}: {line[:60]!r}..."
 
 
 def names(source):
@@ -123,7 +123,7 @@ def test_no_figure_draws_one_text_over_another(path):
 
 
 def test_the_table_of_flavours_lists_every_flavour_of_the_library():
-    from attention_measured import flavours
+    from attention_measured.models import flavours
 
     page = json.loads((ROOT / "chapters/taxonomy/04-side-by-side.ipynb").read_text())
     text = next(

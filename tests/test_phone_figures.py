@@ -13,7 +13,7 @@ from IPython.core.pylabtools import print_figure
 from matplotlib.patches import Rectangle
 from PIL import Image
 
-from attention_measured import phone_figures, plots
+from attention_measured.book import phone_figures, plots
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import recurrent
-from attention_measured.losses import sigmoid
+from attention_measured.core.losses import sigmoid
+from attention_measured.models import recurrent
 
 IN, H, N = 3, 4, 5  # input size, state size, batch
 
@@ -151,7 +151,8 @@ def test_greedy_decoding_feeds_back_its_own_words():
 
 
 def test_training_lowers_the_loss_on_a_drawn_batch():
-    from attention_measured import training, translation
+    from attention_measured.core import training
+    from attention_measured.tasks import translation
 
     model = small_model("Bahdanau", batch=8)
     rng = np.random.RandomState(0)

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
-from lesson_oracle import stream
+from single_query_oracle import stream
 
-from attention_measured import rng
+from attention_measured.core import rng
 
 
 @pytest.mark.parametrize("seed", [0, 1, 20260218, 2**32 + 5, 2**63 + 11])

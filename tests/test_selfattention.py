@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import attention, measures, selfattention
+from attention_measured.book import flavour_explorers
+from attention_measured.core import attention
+from attention_measured.experiments import scaling_runs
+from attention_measured.measures import markers, removal
+from attention_measured.models import heads, order_reader
+from attention_measured.tasks import order, two_patterns
 
 
 def check_model_gradients(p, loss_and_grads):
@@ -13,33 +18,33 @@ def check_model_gradients(p, loss_and_grads):
         np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
 
 
-@pytest.mark.parametrize("heads", [1, 2])
-def test_heads_reader_gradients(heads):
-    data = selfattention.two_patterns(n=5, seed=1)
-    model = selfattention.HeadsReader(heads=heads, size=4)
+@pytest.mark.parametrize("count", [1, 2])
+def test_heads_reader_gradients(count):
+    data = two_patterns.two_patterns(n=5, seed=1)
+    model = heads.HeadsReader(heads=count, size=4)
     p = model.init(seed=2)
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
 
 
 @pytest.mark.parametrize(
-    "positions,pooling", [(p, "mean") for p in selfattention.POSITIONS] + [("none", "first")]
+    "positions,pooling", [(p, "mean") for p in order_reader.POSITIONS] + [("none", "first")]
 )
 def test_order_reader_gradients(positions, pooling):
-    data = selfattention.order_task(n=4, length=5, vocabulary=4, seed=0)
-    model = selfattention.OrderReader(positions, vocabulary=4, length=5, size=4, pooling=pooling)
+    data = order.order_task(n=4, length=5, vocabulary=4, seed=0)
+    model = order_reader.OrderReader(positions, vocabulary=4, length=5, size=4, pooling=pooling)
     p = model.init(seed=1)
     check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, data.targets))
 
 
 def test_the_analytic_head_removal_equals_the_generic_one_and_the_changes_compose():
-    data = selfattention.two_patterns(n=5, seed=2)
-    model = selfattention.HeadsReader(heads=2, size=4)
+    data = two_patterns.two_patterns(n=5, seed=2)
+    model = heads.HeadsReader(heads=2, size=4)
     p = model.init(seed=3)
     x = data.inputs
-    generic = measures.removal_effects(
+    generic = removal.removal_effects(
         lambda keep: 1 / (1 + np.exp(-model.forward(p, x, keep=keep)[0])), (5, 2, 12)
     )
-    for a, b in zip(selfattention.head_removal_effects(model, p, x), generic):
+    for a, b in zip(heads.head_removal_effects(model, p, x), generic):
         np.testing.assert_allclose(a, b, rtol=1e-10)
     logit, weights = model.forward(p, x)
     # the head-by-head path with no real change gives the trained path's numbers
@@ -60,12 +65,12 @@ def test_the_analytic_head_removal_equals_the_generic_one_and_the_changes_compos
 
 
 def test_heads_measures_count_agreement_head_by_head():
-    data = selfattention.two_patterns(n=30, seed=4)
-    model = selfattention.HeadsReader(heads=2, size=4)
+    data = two_patterns.two_patterns(n=30, seed=4)
+    model = heads.HeadsReader(heads=2, size=4)
     p = model.init(seed=5)
-    result = selfattention.heads_measures(model, p, data)
+    result = markers.heads_measures(model, p, data)
     _, weights = model.forward(p, data.inputs)
-    prob, without = selfattention.head_removal_effects(model, p, data.inputs)
+    prob, without = heads.head_removal_effects(model, p, data.inputs)
     for h in range(2):
         moved = np.abs(without[:, h] - prob[:, None]).argmax(axis=1)
         assert result["agreement"][h] == np.mean(weights[:, h].argmax(axis=1) == moved)
@@ -73,10 +78,10 @@ def test_heads_measures_count_agreement_head_by_head():
 
 
 def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
-    data = selfattention.two_patterns(n=3, seed=2)
-    model = selfattention.HeadsReader(heads=2, size=4)
+    data = two_patterns.two_patterns(n=3, seed=2)
+    model = heads.HeadsReader(heads=2, size=4)
     p = model.init(seed=3)
-    prob, without = selfattention.head_removal_effects(model, p, data.inputs)
+    prob, without = heads.head_removal_effects(model, p, data.inputs)
     logit, _ = model.forward(p, data.inputs)
     np.testing.assert_allclose(prob, 1 / (1 + np.exp(-logit)), rtol=1e-12)
     # recompute head by head: scores of head h with step t masked, the other head untouched
@@ -97,19 +102,19 @@ def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
 
 
 def test_tasks():
-    data = selfattention.two_patterns(n=200, seed=0)
+    data = two_patterns.two_patterns(n=200, seed=0)
     r = data.inputs[..., 0]
     assert np.all(data.inputs[..., 1].sum(1) == 1) and r[:, 0].std() > 1
     np.testing.assert_array_equal(data.targets, r[np.arange(200), data.marked[:, 0]] > r.mean(1))
-    order = selfattention.order_task(n=300, seed=0)
-    assert np.all((order.inputs == 0).sum(1) == 1) and np.all((order.inputs == 1).sum(1) == 1)
-    np.testing.assert_array_equal(order.targets == 1, order.marked[:, 0] < order.marked[:, 1])
-    assert 0.4 < order.targets.mean() < 0.6
+    ab = order.order_task(n=300, seed=0)
+    assert np.all((ab.inputs == 0).sum(1) == 1) and np.all((ab.inputs == 1).sum(1) == 1)
+    np.testing.assert_array_equal(ab.targets == 1, ab.marked[:, 0] < ab.marked[:, 1])
+    assert 0.4 < ab.targets.mean() < 0.6
 
 
 def test_without_positions_the_order_reader_cannot_see_order():
-    data = selfattention.order_task(n=50, seed=1)
-    model = selfattention.OrderReader("none")
+    data = order.order_task(n=50, seed=1)
+    model = order_reader.OrderReader("none")
     p = model.init(0)
     shuffled = data.inputs[:, np.random.RandomState(0).permutation(8)]
     np.testing.assert_allclose(
@@ -118,7 +123,7 @@ def test_without_positions_the_order_reader_cannot_see_order():
 
 
 def test_scaling_at_init_grows_with_d_only_without_the_scale():
-    r = selfattention.scaling_at_init(sizes=(4, 256), trials=500)
+    r = scaling_runs.scaling_at_init(sizes=(4, 256), trials=500)
     assert r["variance"][1] > 30 * r["variance"][0]
     assert r["max_weight"][1] > 0.8 > r["max_weight_scaled"][1]
     assert r["gradient"][1] < r["gradient_scaled"][1]
@@ -126,10 +131,10 @@ def test_scaling_at_init_grows_with_d_only_without_the_scale():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="split"):
-        selfattention.HeadsReader(heads=3, size=8)
+        heads.HeadsReader(heads=3, size=8)
     with pytest.raises(ValueError, match="positions"):
-        selfattention.OrderReader("rotary")
-    reader = selfattention.OrderReader()
+        order_reader.OrderReader("rotary")
+    reader = order_reader.OrderReader()
     with pytest.raises(ValueError, match="tokens must hold integers between 0 and 5"):
         reader.forward(reader.init(), np.full((1, 8), 9))
     with pytest.raises(ValueError, match=r"tokens must be token ids shaped \(any, 8\)"):
@@ -148,18 +153,18 @@ def test_bad_arguments():
 )
 def test_heads_reader_refuses_empty_or_fractional_sizes(kwargs, error, message):
     with pytest.raises(error, match=message):
-        selfattention.HeadsReader(**kwargs)
+        heads.HeadsReader(**kwargs)
 
 
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: selfattention.head_report("one head", 180), ValueError, "example"),
-        (lambda: selfattention.order_report(500), ValueError, "example"),
-        (lambda: selfattention.order_report(0, shuffle=1.5), TypeError, "shuffle"),
-        (lambda: selfattention.two_patterns(0), ValueError, "n must be an integer of at least 1"),
-        (lambda: selfattention.order_task(length=1), ValueError, "length"),
-        (lambda: selfattention.scaling_at_init(sizes=(0,)), ValueError, "size"),
+        (lambda: flavour_explorers.head_report("one head", 180), ValueError, "example"),
+        (lambda: flavour_explorers.order_report(500), ValueError, "example"),
+        (lambda: flavour_explorers.order_report(0, shuffle=1.5), TypeError, "shuffle"),
+        (lambda: two_patterns.two_patterns(0), ValueError, "n must be an integer of at least 1"),
+        (lambda: order.order_task(length=1), ValueError, "length"),
+        (lambda: scaling_runs.scaling_at_init(sizes=(0,)), ValueError, "size"),
     ],
 )
 def test_section_reports_and_tasks_refuse_bad_input(call, error, message):

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from attention_measured import comparison, lesson, subjects, translation, udhr
-from attention_measured import selfattention as sa
-from attention_measured.explanations import Subject
+from attention_measured.experiments import head_runs, marked_step_runs, subjects, translation_runs
+from attention_measured.measures.explanations import Subject
+from attention_measured.models import cloze_head, heads, single_query
+from attention_measured.tasks import cloze, translation
 
 
 def everything(subject: Subject) -> np.ndarray:
@@ -24,14 +25,14 @@ def unchanged(subject: Subject, replace: bool = True) -> None:
 
 def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
     subject = subjects.lesson_subject(subjects.LESSON_SEEDS[0])
-    heldout, stack = lesson.lesson_runs()
+    heldout, stack = marked_step_runs.lesson_runs()
     params = stack.select(0)  # the lesson's run 1 is the first of the 100 seeds
-    fwd = lesson.forward(params, heldout.inputs)
+    fwd = single_query.forward(params, heldout.inputs)
     np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-fwd.logit)))
     unchanged(subject)
     # logit = r·Σ a_t x_t + b, a = softmax(u·x): ∂logit/∂a_t = r·x_t, and
     # x_t·∂logit/∂x_t = a_t r·x_t + a_t (r·x_t − r·x̄)(u·x_t)
-    u, r = lesson.effective(params)
+    u, r = single_query.effective(params)
     x, a = heldout.inputs, fwd.weights
     value = x @ r
     pooled = (a * value).sum(axis=1, keepdims=True)
@@ -42,28 +43,29 @@ def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
     gradient = (own * (1 - own) * sign)[:, None] * value
     np.testing.assert_allclose(subject.importance("gradient"), gradient, rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(subject.importance("gradient × input"), np.abs(by_hand), atol=1e-6)
-    p, without = lesson.removal_effects(params, x)
+    p, without = single_query.removal_effects(params, x)
     np.testing.assert_allclose(subject.importance("leave one out"), np.abs(without - p[:, None]))
     with pytest.raises(ValueError, match="100 seeds"):
         subjects.lesson_subject(7)
 
 
 def test_flavour_heads_and_memory_subjects_are_their_models():
-    from attention_measured import memory, taxonomy
+    from attention_measured.experiments import flavour_runs, story_runs
+    from attention_measured.tasks import marked_step, stories
 
     for flavour in ("additive", "mean pooling"):
         subject = subjects.flavour_subject(flavour, 0)
-        model, p, _ = taxonomy.lesson_run(flavour, 0)
+        model, p, _ = flavour_runs.lesson_run(flavour, 0)
         np.testing.assert_allclose(
             subject.probabilities[:, 1],
-            model.predict(p, taxonomy.lesson_data()[1].inputs),
+            model.predict(p, marked_step.lesson_data()[1].inputs),
             atol=1e-12,  # the book's sigmoid stops short of 0 and 1
         )
         unchanged(subject)
     subject = subjects.heads_subject("two heads: head 1", 0)
-    model, p, _ = sa.heads_run(2, 0)
-    heldout = sa.heads_data()[1]
-    prob, without = sa.head_removal_effects(model, p, heldout.inputs)
+    model, p, _ = head_runs.heads_run(2, 0)
+    heldout = head_runs.heads_data()[1]
+    prob, without = heads.head_removal_effects(model, p, heldout.inputs)
     np.testing.assert_allclose(subject.probabilities[:, 1], prob, atol=1e-12)
     np.testing.assert_allclose(subject.weights, model.forward(p, heldout.inputs)[1][:, 1])
     # leave one out drops the step from head 1 only, as Part III's per-head removal test does
@@ -72,18 +74,18 @@ def test_flavour_heads_and_memory_subjects_are_their_models():
     )
     unchanged(subject)
     subject = subjects.memory_subject(0)
-    model, p, _ = memory.memory_run(1, 1, 0)
-    logits = model.forward(p, *memory.encode(memory.memory_data(1)[1]))[0]
+    model, p, _ = story_runs.memory_run(1, 1, 0)
+    logits = model.forward(p, *stories.encode(story_runs.memory_data(1)[1]))[0]
     np.testing.assert_allclose(subject.decision, logits.argmax(axis=1))
     unchanged(subject)
 
 
 def test_udhr_subject_is_the_head_on_each_sentence_without_a_truth():
-    params = udhr.init_params(3)
-    tokens = udhr.SENTENCES[0]
+    params = cloze_head.init_params(3)
+    tokens = cloze.SENTENCES[0]
     subject = subjects._udhr_sentence(params, tokens, 3)
     n = len(tokens)
-    fwd = udhr.forward(params, udhr.make_batch([tokens]))
+    fwd = cloze_head.forward(params, cloze.make_batch([tokens]))
     np.testing.assert_allclose(subject.probabilities, fwd.probs, atol=1e-12)
     others = ~np.eye(n, dtype=bool)
     np.testing.assert_allclose(subject.weights, fwd.weights[0][others].reshape(n, n - 1))
@@ -92,7 +94,7 @@ def test_udhr_subject_is_the_head_on_each_sentence_without_a_truth():
 
 
 def small_translation(kind: str):
-    model = comparison.book_model(kind)
+    model = translation_runs.book_model(kind)
     data = translation.corpus(3, lengths=(6, 6), seed=5)[6]
     sentence = np.repeat(np.arange(3), 6)
     at = np.tile(np.arange(6), 3)

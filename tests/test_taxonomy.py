@@ -2,7 +2,27 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import memory, selfattention, taxonomy, training
+from attention_measured.book import flavour_explorers
+from attention_measured.core import training
+from attention_measured.experiments import flavour_runs, scaling_runs
+from attention_measured.measures import markers
+from attention_measured.models import (
+    aligner,
+    heads,
+    hierarchical,
+    memory_network,
+    order_reader,
+    reader,
+)
+from attention_measured.tasks import (
+    addition,
+    documents,
+    marked_step,
+    order,
+    reversal,
+    stories,
+    two_patterns,
+)
 
 
 def check_model_gradients(model, p, loss_and_grads):
@@ -27,16 +47,16 @@ def check_model_gradients(model, p, loss_and_grads):
     ],
 )
 def test_reader_gradients(flavour, encoder, loss):
-    data = taxonomy.addition_problem(n=4, steps=6, seed=1)
-    model = taxonomy.Reader(flavour, steps=6, encoder=encoder, loss=loss)
+    data = addition.addition_problem(n=4, steps=6, seed=1)
+    model = reader.Reader(flavour, steps=6, encoder=encoder, loss=loss)
     p = model.init(seed=2)
     targets = data.targets if loss == "mse" else (data.targets > 0.5).astype(float)
     check_model_gradients(model, p, lambda: model.loss_and_grads(p, data.inputs, targets))
 
 
 def test_hierarchical_gradients():
-    docs = taxonomy.documents(n=3, sentences=2, words=3, vocabulary=5, seed=0)
-    model = taxonomy.Hierarchical(vocabulary=5, hidden=3, units=2)
+    docs = documents.documents(n=3, sentences=2, words=3, vocabulary=5, seed=0)
+    model = hierarchical.Hierarchical(vocabulary=5, hidden=3, units=2)
     p = model.init(seed=1)
     check_model_gradients(model, p, lambda: model.loss_and_grads(p, docs.tokens, docs.labels))
 
@@ -45,8 +65,8 @@ def test_hierarchical_gradients():
     "flavour", ["dot", "additive", "location", "local-m (general)", "local-p (general)"]
 )
 def test_aligner_gradients(flavour):
-    tokens = taxonomy.reversal(n=3, length=4, vocabulary=5, seed=0)
-    model = taxonomy.Aligner(flavour, vocabulary=5, length=4, hidden=3)
+    tokens = reversal.reversal(n=3, length=4, vocabulary=5, seed=0)
+    model = aligner.Aligner(flavour, vocabulary=5, length=4, hidden=3)
     p = model.init(seed=1)
     if flavour.startswith("local-p"):
         p["lp_v"] *= 0.2
@@ -54,17 +74,17 @@ def test_aligner_gradients(flavour):
 
 
 def test_hard_attention_gradient_is_unbiased_but_noisy():
-    tokens = taxonomy.reversal(n=20, length=4, vocabulary=5, seed=0)
-    model = taxonomy.Aligner("general", vocabulary=5, length=4, hidden=3, hard=True)
+    tokens = reversal.reversal(n=20, length=4, vocabulary=5, seed=0)
+    model = aligner.Aligner("general", vocabulary=5, length=4, hidden=3, hard=True)
     p = model.init(seed=1)
-    noise = taxonomy.gradient_noise(model, p, tokens, draws=4000)
+    noise = aligner.gradient_noise(model, p, tokens, draws=4000)
     assert noise["bias"] < 0.1 < 1 < noise["relative_variance"]
 
 
 def test_hard_attention_readout_gradients_match_finite_differences_for_fixed_draws():
     # the draws do not depend on the readout, so with the same RandomState its gradient is exact
-    tokens = taxonomy.reversal(n=3, length=4, vocabulary=5, seed=0)
-    model = taxonomy.Aligner("dot", vocabulary=5, length=4, hidden=3, hard=True)
+    tokens = reversal.reversal(n=3, length=4, vocabulary=5, seed=0)
+    model = aligner.Aligner("dot", vocabulary=5, length=4, hidden=3, hard=True)
     p = model.init(seed=1)
     _, grads = model.loss_and_grads(p, tokens, np.random.RandomState(5))
     for k in ("out_W", "out_b"):
@@ -75,7 +95,7 @@ def test_hard_attention_readout_gradients_match_finite_differences_for_fixed_dra
 
 
 def test_tasks_are_what_they_say():
-    data = taxonomy.addition_problem(n=50, steps=10, seed=0)
+    data = addition.addition_problem(n=50, steps=10, seed=0)
     values, flags = data.inputs[..., 0], data.inputs[..., 1]
     assert (
         np.all(flags.sum(1) == 2)
@@ -83,40 +103,40 @@ def test_tasks_are_what_they_say():
         and np.all(data.marked[:, 1] >= 5)
     )
     np.testing.assert_allclose(data.targets, 0.5 + (values * flags).sum(1) / 4)
-    docs = taxonomy.documents(n=40, seed=0)
+    docs = documents.documents(n=40, seed=0)
     triggers = (docs.tokens < 2).sum(axis=(1, 2))
     assert np.all(triggers == 1)
     assert np.all(
         docs.tokens[np.arange(40), docs.trigger[:, 0], docs.trigger[:, 1]] == 1 - docs.labels
     )
-    train, same, moved = taxonomy.shifted_lesson_data(6)
+    train, same, moved = marked_step.shifted_lesson_data(6)
     assert train.marked.max() <= 6 and same.marked.max() <= 6 and moved.marked.min() >= 7
     assert len(same) + len(moved) == 180
 
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="encoder"):
-        taxonomy.Reader("dot", encoder="relu")
+        reader.Reader("dot", encoder="relu")
     with pytest.raises(ValueError, match="inputs must have shape"):
-        taxonomy.Reader("dot").forward(taxonomy.Reader("dot").init(), np.zeros((2, 12, 3)))
+        reader.Reader("dot").forward(reader.Reader("dot").init(), np.zeros((2, 12, 3)))
     with pytest.raises(ValueError, match="steps"):
-        taxonomy.addition_problem(steps=1)
+        addition.addition_problem(steps=1)
     with pytest.raises(ValueError, match="later steps"):
-        taxonomy.shifted_lesson_data(11)
-    aligner = taxonomy.Aligner("dot", vocabulary=3, length=4)
+        marked_step.shifted_lesson_data(11)
+    model = aligner.Aligner("dot", vocabulary=3, length=4)
     with pytest.raises(ValueError, match="tokens must hold integers between 0 and 2"):
-        aligner.forward(aligner.init(), np.full((1, 4), 3))
+        model.forward(model.init(), np.full((1, 4), 3))
     with pytest.raises(ValueError, match=r"tokens must be token ids shaped \(any, 4\)"):
-        aligner.forward(aligner.init(), np.zeros((1, 5), dtype=int))
+        model.forward(model.init(), np.zeros((1, 5), dtype=int))
     with pytest.raises(TypeError, match="tokens must hold integers"):
-        aligner.forward(aligner.init(), np.zeros((1, 4)))
+        model.forward(model.init(), np.zeros((1, 4)))
     with pytest.raises(ValueError, match="hard=True"):
-        taxonomy.gradient_noise(taxonomy.Aligner("dot"), None, None)
+        aligner.gradient_noise(aligner.Aligner("dot"), None, None)
 
 
 def test_expected_loss_gradient_is_the_derivative_of_the_expected_loss():
-    tokens = taxonomy.reversal(n=3, length=4, vocabulary=5, seed=0)
-    model = taxonomy.Aligner("general", vocabulary=5, length=4, hidden=3, hard=True)
+    tokens = reversal.reversal(n=3, length=4, vocabulary=5, seed=0)
+    model = aligner.Aligner("general", vocabulary=5, length=4, hidden=3, hard=True)
     p = model.init(seed=1)
     for k in ("queries", "gen_W"):
         p[k] = p[k] * 2.0  # weights far from uniform
@@ -147,11 +167,11 @@ def test_expected_loss_gradient_is_the_derivative_of_the_expected_loss():
 
 @pytest.mark.parametrize("loss", ["bce", "mse"])
 def test_removal_effects_drop_one_step_and_renormalise_the_rest(loss):
-    data = taxonomy.addition_problem(n=5, steps=6, seed=3)
-    model = taxonomy.Reader("general", steps=6, loss=loss)
+    data = addition.addition_problem(n=5, steps=6, seed=3)
+    model = reader.Reader("general", steps=6, loss=loss)
     p = model.init(seed=4)
     p["query"] = p["query"] * 3.0
-    p_all, p_without = taxonomy.removal_effects((model, p), data.inputs)
+    p_all, p_without = markers.removal_effects((model, p), data.inputs)
     assert p_all.shape == (5,) and p_without.shape == (5, 6)
     h = data.inputs @ p["enc_E"].T + p["enc_c"]  # the linear encoder, written out
     scores = np.einsum("s,sd,ntd->nt", p["query"], p["gen_W"], h)
@@ -166,21 +186,21 @@ def test_removal_effects_drop_one_step_and_renormalise_the_rest(loss):
 
 
 def test_removal_effects_need_a_trained_reader_as_a_pair():
-    model = taxonomy.Reader("dot")
+    model = reader.Reader("dot")
     p = model.init(0)
     inputs = np.zeros((2, 12, 2))
     with pytest.raises(TypeError, match="model must be a trained Reader"):
-        taxonomy.removal_effects((taxonomy.Aligner("dot"), p), inputs)
+        markers.removal_effects((aligner.Aligner("dot"), p), inputs)
     with pytest.raises(ValueError, match="inputs must have shape"):
-        taxonomy.removal_effects((model, p), np.zeros((2, 12, 3)))
+        markers.removal_effects((model, p), np.zeros((2, 12, 3)))
 
 
 def test_lesson_run_is_a_trained_model_that_measure_reads():
-    run = taxonomy.lesson_run("dot", 0)
+    run = flavour_runs.lesson_run("dot", 0)
     assert isinstance(run, training.Trained) and run.model.flavour.name == "dot"
-    heldout = taxonomy.lesson_data()[1]
-    result = taxonomy.measure(run.model, run.params, heldout)
-    assert result == taxonomy.lesson_measures("dot", 0)
+    heldout = marked_step.lesson_data()[1]
+    result = markers.measure(run.model, run.params, heldout)
+    assert result == flavour_runs.lesson_measures("dot", 0)
     # the accuracy of the trained model, counted here
     prob = run.model.predict(run.params, heldout.inputs)
     assert result["accuracy"] == np.mean((prob > 0.5) == (heldout.labels == 1))
@@ -189,19 +209,23 @@ def test_lesson_run_is_a_trained_model_that_measure_reads():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: taxonomy.lesson_run("dot", -1), ValueError, "seed must be an integer between 0"),
-        (lambda: taxonomy.lesson_run("dot", 1.5), TypeError, "seed must be an integer"),
-        (lambda: taxonomy.lesson_run("cosine", 0), ValueError, "flavour must be one of"),
         (
-            lambda: taxonomy.trained(
-                taxonomy.Reader("dot", steps=4), 1.5, np.zeros((2, 4, 2)), np.zeros(2), 1, 0.05
+            lambda: flavour_runs.lesson_run("dot", -1),
+            ValueError,
+            "seed must be an integer between 0",
+        ),
+        (lambda: flavour_runs.lesson_run("dot", 1.5), TypeError, "seed must be an integer"),
+        (lambda: flavour_runs.lesson_run("cosine", 0), ValueError, "flavour must be one of"),
+        (
+            lambda: training.trained(
+                reader.Reader("dot", steps=4), 1.5, np.zeros((2, 4, 2)), np.zeros(2), 1, 0.05
             ),
             TypeError,
             "seed must be an integer",
         ),
-        (lambda: taxonomy.Reader(3), TypeError, "flavour must be a flavour's name"),
-        (lambda: taxonomy.Reader("dot", hidden=0), ValueError, "hidden"),
-        (lambda: taxonomy.Aligner("dot", hard=1), TypeError, "hard must be True or False"),
+        (lambda: reader.Reader(3), TypeError, "flavour must be a flavour's name"),
+        (lambda: reader.Reader("dot", hidden=0), ValueError, "hidden"),
+        (lambda: aligner.Aligner("dot", hard=1), TypeError, "hard must be True or False"),
     ],
 )
 def test_part_three_refuses_bad_seeds_and_settings(call, error, message):
@@ -212,19 +236,19 @@ def test_part_three_refuses_bad_seeds_and_settings(call, error, message):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda seed: taxonomy.addition_problem(10, 5, seed=seed),
-        lambda seed: taxonomy.documents(seed=seed),
-        lambda seed: taxonomy.reversal(5, seed=seed),
-        lambda seed: selfattention.two_patterns(10, seed=seed),
-        lambda seed: selfattention.order_task(10, seed=seed),
-        lambda seed: selfattention.scaling_at_init(seed=seed),
-        lambda seed: memory.stories(5, seed=seed),
-        lambda seed: taxonomy.Reader("dot").init(seed),
-        lambda seed: taxonomy.Hierarchical().init(seed),
-        lambda seed: taxonomy.Aligner("general").init(seed),
-        lambda seed: selfattention.HeadsReader(2).init(seed),
-        lambda seed: selfattention.OrderReader("learned").init(seed),
-        lambda seed: memory.MemoryNetwork().init(seed),
+        lambda seed: addition.addition_problem(10, 5, seed=seed),
+        lambda seed: documents.documents(seed=seed),
+        lambda seed: reversal.reversal(5, seed=seed),
+        lambda seed: two_patterns.two_patterns(10, seed=seed),
+        lambda seed: order.order_task(10, seed=seed),
+        lambda seed: scaling_runs.scaling_at_init(seed=seed),
+        lambda seed: stories.stories(5, seed=seed),
+        lambda seed: reader.Reader("dot").init(seed),
+        lambda seed: hierarchical.Hierarchical().init(seed),
+        lambda seed: aligner.Aligner("general").init(seed),
+        lambda seed: heads.HeadsReader(2).init(seed),
+        lambda seed: order_reader.OrderReader("learned").init(seed),
+        lambda seed: memory_network.MemoryNetwork().init(seed),
     ],
 )
 def test_part_three_generators_and_initialisers_refuse_a_seed_that_is_not_an_integer(call):
@@ -237,8 +261,8 @@ def test_part_three_generators_and_initialisers_refuse_a_seed_that_is_not_an_int
 
 
 def test_a_reader_takes_part_fives_changes():
-    run = taxonomy.lesson_run("general", 0)
-    x = taxonomy.lesson_data()[1].inputs[:20]
+    run = flavour_runs.lesson_run("general", 0)
+    x = marked_step.lesson_data()[1].inputs[:20]
     own = run.model.forward(run.params, x)
     weights = own.attention.weights[:, 0]
     same = run.model.forward(run.params, x, weights=weights).output
@@ -258,17 +282,17 @@ def test_a_reader_takes_part_fives_changes():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: taxonomy.Reader("multiplicative"), ValueError, "flavour must be one of"),
-        (lambda: taxonomy.Aligner("nearest"), ValueError, "flavour must be one of"),
+        (lambda: reader.Reader("multiplicative"), ValueError, "flavour must be one of"),
+        (lambda: aligner.Aligner("nearest"), ValueError, "flavour must be one of"),
         (
-            lambda: taxonomy.gradient_noise("hard", {}, np.zeros((2, 8), int)),
+            lambda: aligner.gradient_noise("hard", {}, np.zeros((2, 8), int)),
             TypeError,
             "model must be an Aligner",
         ),
-        (lambda: taxonomy.removal_effects("reader", np.zeros((2, 12, 2))), TypeError, "model"),
-        (lambda: taxonomy.removal_effects((), np.zeros((2, 12, 2))), TypeError, "model"),
-        (lambda: taxonomy.flavour_report("dot", seeds=[]), ValueError, "seeds must be"),
-        (lambda: taxonomy.side_by_side("dot"), TypeError, "flavours must be"),
+        (lambda: markers.removal_effects("reader", np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: markers.removal_effects((), np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: flavour_explorers.flavour_report("dot", seeds=[]), ValueError, "seeds must be"),
+        (lambda: flavour_runs.side_by_side("dot"), TypeError, "flavours must be"),
     ],
 )
 def test_part_three_names_the_model_and_the_flavour_it_refuses(call, error, message):
@@ -277,7 +301,7 @@ def test_part_three_names_the_model_and_the_flavour_it_refuses(call, error, mess
 
 
 def test_an_aligner_checks_its_rng_and_baseline():
-    model = taxonomy.Aligner("dot", hard=True)
+    model = aligner.Aligner("dot", hard=True)
     p, tokens = model.init(0), np.zeros((2, 8), int)
     with pytest.raises(TypeError, match="rng must be a numpy RandomState"):
         model.loss_and_grads(p, tokens, rng="seed 0")

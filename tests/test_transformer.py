@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured import transformer, translation
+from attention_measured.models import transformer
+from attention_measured.tasks import translation
 
 
 def norm_params(size, seed):

@@ -2,83 +2,92 @@
 
 import re
 
+import cloze_head_oracle as oracle
 import numpy as np
 import pytest
-import udhr_oracle as oracle
 from gradcheck import numeric_gradient
 
-from attention_measured import attention, recall, training, udhr
-from attention_measured.params import Params
+from attention_measured.core import attention, training
+from attention_measured.core.params import Params
+from attention_measured.experiments import cloze_runs
+from attention_measured.measures import cloze_recall
+from attention_measured.models import cloze_head
+from attention_measured.tasks import cloze
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
 SMALL = [
-    udhr.DISPLAY,
-    udhr.tokenize("Everyone has the right to education."),
-    udhr.tokenize("No one shall be held in slavery or servitude."),
+    cloze.DISPLAY,
+    cloze.tokenize("Everyone has the right to education."),
+    cloze.tokenize("No one shall be held in slavery or servitude."),
 ]
 
 
 # --------------------------------------------------------------- section 1
 def test_the_corpus_and_its_tokens():
-    assert len(udhr.SENTENCES) == 16
-    assert len(udhr.VOCAB) == 98 and udhr.VOCAB == sorted(set(udhr.VOCAB))
-    assert udhr.DISPLAY in udhr.SENTENCES
+    assert len(cloze.SENTENCES) == 16
+    assert len(cloze.VOCAB) == 98 and cloze.VOCAB == sorted(set(cloze.VOCAB))
+    assert cloze.DISPLAY in cloze.SENTENCES
     assert (
-        " ".join(udhr.DISPLAY) == "all human beings are born free and equal in dignity and rights"
+        " ".join(cloze.DISPLAY) == "all human beings are born free and equal in dignity and rights"
     )
-    assert udhr.tokenize("Life, liberty -- and SECURITY.") == ["life", "liberty", "and", "security"]
-    assert udhr.MAX_LEN == 19
+    assert cloze.tokenize("Life, liberty -- and SECURITY.") == [
+        "life",
+        "liberty",
+        "and",
+        "security",
+    ]
+    assert cloze.MAX_LEN == 19
 
 
 def test_encode_accepts_strings_and_token_lists():
-    ids = udhr.encode("All human beings are born free and equal in dignity and rights.")
-    assert ids == udhr.encode(udhr.DISPLAY)
-    assert udhr.decode(ids) == udhr.DISPLAY
-    assert udhr.decode(np.array(ids)) == udhr.DISPLAY
-    assert udhr.decode([0, len(udhr.VOCAB) - 1]) == [udhr.VOCAB[0], udhr.VOCAB[-1]]
+    ids = cloze.encode("All human beings are born free and equal in dignity and rights.")
+    assert ids == cloze.encode(cloze.DISPLAY)
+    assert cloze.decode(ids) == cloze.DISPLAY
+    assert cloze.decode(np.array(ids)) == cloze.DISPLAY
+    assert cloze.decode([0, len(cloze.VOCAB) - 1]) == [cloze.VOCAB[0], cloze.VOCAB[-1]]
 
 
 def test_unknown_words_are_named_and_the_vocabulary_is_pointed_to():
     with pytest.raises(ValueError, match="VOCAB") as info:
-        udhr.encode("Everyone has the right to unicorns and dragons.")
+        cloze.encode("Everyone has the right to unicorns and dragons.")
     assert "'unicorns'" in str(info.value) and "'dragons'" in str(info.value)
 
 
 @pytest.mark.parametrize("sentence", ["Everyone.", ["everyone"], []])
 def test_a_sentence_needs_two_tokens(sentence):
     with pytest.raises(ValueError, match="attend to itself"):
-        udhr.encode(sentence)
+        cloze.encode(sentence)
 
 
 @pytest.mark.parametrize("ids", [[-1], [98], [3, 98]])
 def test_decode_refuses_ids_outside_the_vocabulary(ids):
     with pytest.raises(ValueError, match="ids must hold integers between 0 and 97"):
-        udhr.decode(ids)
+        cloze.decode(ids)
 
 
 @pytest.mark.parametrize("ids", [[1.0, 2.0], [True, False], ["all"]])
 def test_decode_refuses_ids_that_are_not_integers(ids):
     with pytest.raises(TypeError, match="ids must hold integers"):
-        udhr.decode(ids)
+        cloze.decode(ids)
 
 
 def test_decode_refuses_a_table_of_ids():
     with pytest.raises(ValueError, match="ids must be one-dimensional"):
-        udhr.decode([[1, 2], [3, 4]])
+        cloze.decode([[1, 2], [3, 4]])
 
 
 def test_check_sentences_turns_strings_into_token_lists():
-    got = udhr.check_sentences(["Everyone has the right to education.", ["no", "one"]])
+    got = cloze.check_sentences(["Everyone has the right to education.", ["no", "one"]])
     assert got == [["everyone", "has", "the", "right", "to", "education"], ["no", "one"]]
     with pytest.raises(TypeError, match="sentences must be a list"):
-        udhr.check_sentences("everyone has the right")
+        cloze.check_sentences("everyone has the right")
     with pytest.raises(TypeError, match="sentences must be a list"):
-        udhr.check_sentences(None)
+        cloze.check_sentences(None)
     with pytest.raises(ValueError, match="at least one sentence"):
-        udhr.check_sentences([])
+        cloze.check_sentences([])
     with pytest.raises(ValueError, match="VOCAB"):
-        udhr.check_sentences([["no", "unicorns"]])
+        cloze.check_sentences([["no", "unicorns"]])
 
 
 # --------------------------------------------------------------- section 2
@@ -87,54 +96,54 @@ def test_initial_weights_are_drawn_in_the_demos_order():
     expected = [
         0.1 * state.randn(*shape) for shape in [(98, 24), (24, 24), (24, 24), (24, 24), (24, 98)]
     ]
-    for query in udhr.QUERIES:
-        params = udhr.init_params(0, query)
+    for query in cloze_head.QUERIES:
+        params = cloze_head.init_params(0, query)
         assert isinstance(params, Params)
         for name, want in zip(["E", "W_Q", "W_K", "W_V", "W_O"], expected):
             assert np.array_equal(params[name], want), (query, name)
     # a variant's extra array is drawn last, after the demo's five
-    mask = udhr.init_params(0, "mask").mask_embedding
+    mask = cloze_head.init_params(0, "mask").mask_embedding
     np.testing.assert_array_equal(mask, 0.1 * state.randn(24))
-    assert udhr.init_params(0, "position").positions.shape == (udhr.MAX_LEN, 24)
-    assert list(udhr.init_params(0, "token")) == ["E", "W_Q", "W_K", "W_V", "W_O"]
-    assert list(udhr.init_params(0, "mask"))[-1] == "mask_embedding"
-    assert udhr.init_params(0, "token").size == 98 * 24 * 2 + 3 * 24 * 24
+    assert cloze_head.init_params(0, "position").positions.shape == (cloze.MAX_LEN, 24)
+    assert list(cloze_head.init_params(0, "token")) == ["E", "W_Q", "W_K", "W_V", "W_O"]
+    assert list(cloze_head.init_params(0, "mask"))[-1] == "mask_embedding"
+    assert cloze_head.init_params(0, "token").size == 98 * 24 * 2 + 3 * 24 * 24
 
 
-@pytest.mark.parametrize("query", udhr.QUERIES)
+@pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_query_kind_reads_the_kind_back_from_the_parameters(query):
-    assert udhr.query_kind(udhr.init_params(3, query)) == query
+    assert cloze_head.query_kind(cloze_head.init_params(3, query)) == query
 
 
 def test_head_params_takes_a_training_result_or_params():
-    params = udhr.init_params(0)
-    result = training.Trained(udhr.Head(), params, np.ones(1))
-    assert udhr.head_params(result) is params and udhr.head_params(params) is params
+    params = cloze_head.init_params(0)
+    result = training.Trained(cloze_head.Head(), params, np.ones(1))
+    assert cloze_head.head_params(result) is params and cloze_head.head_params(params) is params
     with pytest.raises(TypeError, match="model must be a trained head"):
-        udhr.head_params(training.Trained("another model", params, np.ones(1)))
+        cloze_head.head_params(training.Trained("another model", params, np.ones(1)))
     with pytest.raises(TypeError, match="model must be a trained head"):
-        udhr.head_params({"E": params.E})
+        cloze_head.head_params({"E": params.E})
     with pytest.raises(TypeError, match="batch must be a Batch"):
-        udhr.forward(params, SMALL)
+        cloze_head.forward(params, SMALL)
 
 
 def test_no_global_random_state_is_touched():
     np.random.seed(123)
     before = np.random.get_state()[1].copy()
-    udhr.train(seed=5, epochs=2, query="position")
+    cloze_runs.train(seed=5, epochs=2, query="position")
     assert np.array_equal(np.random.get_state()[1], before)
 
 
 def test_seed_zero_starts_at_the_demos_loss():
-    result = udhr.train(seed=0, epochs=1)
+    result = cloze_runs.train(seed=0, epochs=1)
     assert round(float(result.curve[0]), 4) == 4.5846
     assert result.curve.shape == (1,)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_vectorised_training_equals_the_loop_oracle(seed):
-    curve, params = oracle.train(udhr.SENTENCES, seed=seed, epochs=80)
-    result = udhr.train(seed=seed, epochs=80)
+    curve, params = oracle.train(cloze.SENTENCES, seed=seed, epochs=80)
+    result = cloze_runs.train(seed=seed, epochs=80)
     np.testing.assert_allclose(result.curve, curve, rtol=0, atol=1e-6)
     for name in oracle.NAMES:
         np.testing.assert_allclose(result.params[name], params[name], rtol=0, atol=1e-8)
@@ -146,13 +155,13 @@ def _random_entries(shape, rng, count):
     return np.arange(size) if size <= 600 else rng.choice(size, count, replace=False)
 
 
-@pytest.mark.parametrize("query", udhr.QUERIES)
+@pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_backward_matches_finite_differences_for_every_array(query):
-    batch = udhr.make_batch(SMALL)
-    params = udhr.init_params(7, query)
+    batch = cloze.make_batch(SMALL)
+    params = cloze_head.init_params(7, query)
     for array in params.arrays().values():
         array *= 3.0  # larger weights: attention far from uniform
-    grads = udhr.backward(params, batch, udhr.forward(params, batch))
+    grads = cloze_head.backward(params, batch, cloze_head.forward(params, batch))
     pick = np.random.RandomState(1)
     used = np.unique(batch.targets)
     assert list(grads) == list(params)
@@ -160,14 +169,14 @@ def test_backward_matches_finite_differences_for_every_array(query):
         entries = _random_entries(array.shape, pick, 150)
         if name == "E":  # every number of the rows in use, plus random others
             rows = np.concatenate(
-                [udhr.TOKEN_ID[w] * 24 + np.arange(24) for w in ("and", "all", "education")]
+                [cloze.TOKEN_ID[w] * 24 + np.arange(24) for w in ("and", "all", "education")]
             )
             entries = np.union1d(entries, rows)
         probe = array.reshape(-1)[entries].copy()
 
         def loss(array=array, entries=entries, probe=probe):
             array.reshape(-1)[entries] = probe
-            return udhr.forward(params, batch).loss  # the loss the page reports
+            return cloze_head.forward(params, batch).loss  # the loss the page reports
 
         numeric = numeric_gradient(loss, probe)
         analytic = grads[name].reshape(-1)[entries]
@@ -175,18 +184,18 @@ def test_backward_matches_finite_differences_for_every_array(query):
             analytic, numeric, rtol=1e-5, atol=1e-7, err_msg=f"{query}: {name}"
         )
         assert np.abs(analytic).max() > 1e-3, f"{query}: {name} has no gradient to check"
-    unused = np.setdiff1d(np.arange(len(udhr.VOCAB)), used)
+    unused = np.setdiff1d(np.arange(len(cloze.VOCAB)), used)
     assert not grads.E[unused].any()
 
 
 def _minus_log_true(params, batch):
     """-log p(true token) at every real position, computed here from the arrays, step by step."""
-    root = np.sqrt(udhr.WIDTH)
+    root = np.sqrt(cloze_head.WIDTH)
     losses = []
     for ids, valid in zip(batch.ids, batch.valid):
         ids = ids[valid]
         x = params.E[ids]
-        kind = udhr.query_kind(params)
+        kind = cloze_head.query_kind(params)
         if kind == "token":
             q = x @ params.W_Q
         elif kind == "mask":
@@ -204,28 +213,28 @@ def _minus_log_true(params, batch):
     return np.concatenate(losses)
 
 
-@pytest.mark.parametrize("query", udhr.QUERIES)
+@pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_the_reported_loss_is_the_summed_minus_log_of_the_true_tokens(query):
-    batch = udhr.make_batch(SMALL)
-    params = udhr.init_params(4, query)
-    fwd = udhr.forward(params, batch)
+    batch = cloze.make_batch(SMALL)
+    params = cloze_head.init_params(4, query)
+    fwd = cloze_head.forward(params, batch)
     rows = np.arange(batch.n_predicted)
     assert fwd.loss == pytest.approx(-np.log(fwd.probs[rows, batch.targets]).sum(), rel=1e-12)
     assert fwd.loss == pytest.approx(_minus_log_true(params, batch).sum(), rel=1e-12)
-    loss, grads = udhr.loss_and_gradients(params, batch)
+    loss, grads = cloze_head.loss_and_gradients(params, batch)
     assert loss == fwd.loss
     # Head, what the training loop calls: the mean per token, the gradient averaged over sentences
-    mean, averaged = udhr.Head().loss_and_grads(params, batch)
+    mean, averaged = cloze_head.Head().loss_and_grads(params, batch)
     assert mean == pytest.approx(fwd.loss / batch.n_predicted, rel=1e-15)
     for name in params:
         np.testing.assert_allclose(averaged[name], grads[name] / len(SMALL), rtol=1e-15)
 
 
 def test_the_loss_stays_exact_where_the_true_token_is_almost_impossible():
-    batch = udhr.make_batch([["everyone", "has", "the"]])
-    params = udhr.init_params(2)
+    batch = cloze.make_batch([["everyone", "has", "the"]])
+    params = cloze_head.init_params(2)
     params.W_O *= 20000.0  # probabilities below 1e-350 underflow to 0: their log would be -inf
-    fwd = udhr.forward(params, batch)
+    fwd = cloze_head.forward(params, batch)
     by_hand = _minus_log_true(params, batch)
     assert by_hand.max() > 800 and fwd.probs[np.arange(3), batch.targets].min() == 0.0
     assert np.isfinite(fwd.loss)
@@ -233,23 +242,23 @@ def test_the_loss_stays_exact_where_the_true_token_is_almost_impossible():
 
 
 def test_finite_differences_of_the_reported_loss_on_a_tiny_batch():
-    batch = udhr.make_batch([["everyone", "has", "the"], ["no", "one"]])
-    params = udhr.init_params(9, "position")
+    batch = cloze.make_batch([["everyone", "has", "the"], ["no", "one"]])
+    params = cloze_head.init_params(9, "position")
     for array in params.values():
         array *= 5.0
-    grads = udhr.backward(params, batch, udhr.forward(params, batch))
+    grads = cloze_head.backward(params, batch, cloze_head.forward(params, batch))
     for name in ("W_Q", "W_K", "W_V", "positions"):
-        numeric = numeric_gradient(lambda: udhr.forward(params, batch).loss, params[name])
+        numeric = numeric_gradient(lambda: cloze_head.forward(params, batch).loss, params[name])
         np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-7, err_msg=name)
-    rows = [udhr.TOKEN_ID[w] for w in ("everyone", "has", "the", "no", "one")]
-    numeric = numeric_gradient(lambda: udhr.forward(params, batch).loss, params.E)
+    rows = [cloze.TOKEN_ID[w] for w in ("everyone", "has", "the", "no", "one")]
+    numeric = numeric_gradient(lambda: cloze_head.forward(params, batch).loss, params.E)
     np.testing.assert_allclose(grads.E[rows], numeric[rows], rtol=1e-5, atol=1e-7)
 
 
 def test_padding_does_not_change_a_sentence():
-    params = udhr.init_params(2, "token")
-    alone = udhr.forward(params, udhr.make_batch([SMALL[1]]))
-    padded = udhr.forward(params, udhr.make_batch(SMALL))
+    params = cloze_head.init_params(2, "token")
+    alone = cloze_head.forward(params, cloze.make_batch([SMALL[1]]))
+    padded = cloze_head.forward(params, cloze.make_batch(SMALL))
     n = len(SMALL[1])
     np.testing.assert_allclose(padded.weights[1, :n, :n], alone.weights[0], atol=1e-15)
     assert not padded.weights[1, n:].any() and not padded.weights[1, :, n:].any()
@@ -257,60 +266,67 @@ def test_padding_does_not_change_a_sentence():
 
 @pytest.mark.parametrize("query, blind", [("token", False), ("mask", True), ("position", True)])
 def test_only_the_token_query_sees_the_token_it_predicts(query, blind):
-    params = udhr.init_params(4, query)
-    changed = list(udhr.DISPLAY)
+    params = cloze_head.init_params(4, query)
+    changed = list(cloze.DISPLAY)
     changed[5] = "slavery"  # "free" -> "slavery"
-    before, after = recall.predict(params, udhr.DISPLAY)[5], recall.predict(params, changed)[5]
+    before, after = (
+        cloze_head.predict(params, cloze.DISPLAY)[5],
+        cloze_head.predict(params, changed)[5],
+    )
     assert np.allclose(before, after, rtol=0, atol=1e-15) == blind
 
 
 # --------------------------------------------------------------- section 3
 @pytest.fixture(scope="module")
 def trained():
-    return udhr.train(seed=0, epochs=300)
+    return cloze_runs.train(seed=0, epochs=300)
 
 
 def test_training_lowers_the_loss_and_reads_the_display_sentence(trained):
     assert trained.curve[-1] < trained.curve[0] - 3
-    weights = udhr.attention_weights(trained, udhr.DISPLAY)
+    weights = cloze_head.attention_weights(trained, cloze.DISPLAY)
     assert weights.shape == (12, 12)
     assert np.all(np.diag(weights) == 0.0)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0)
-    probs = recall.predict(trained, udhr.DISPLAY)
+    probs = cloze_head.predict(trained, cloze.DISPLAY)
     assert probs.shape == (12, 98)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
-    assert recall.top1_accuracy(trained) == recall.top1_accuracy(trained, udhr.SENTENCES) > 0.9
+    assert (
+        cloze_recall.top1_accuracy(trained)
+        == cloze_recall.top1_accuracy(trained, cloze.SENTENCES)
+        > 0.9
+    )
 
 
 def test_the_loss_curve_is_the_mean_loss_per_token_before_each_step():
-    result = udhr.train(seed=4, epochs=3, query="mask")
-    batch = udhr.make_batch(udhr.SENTENCES)
-    start = udhr.forward(udhr.init_params(4, "mask"), batch).loss / batch.n_predicted
+    result = cloze_runs.train(seed=4, epochs=3, query="mask")
+    batch = cloze.make_batch(cloze.SENTENCES)
+    start = cloze_head.forward(cloze_head.init_params(4, "mask"), batch).loss / batch.n_predicted
     assert result.curve[0] == pytest.approx(start, rel=1e-12)
     assert len(result.curve) == 3 and result.model.query == "mask"
     assert isinstance(result, training.Trained)  # the one shape of every training
 
 
 def test_held_out_sentences_can_be_scored():
-    fold = udhr.SENTENCES[:12]
-    result = udhr.train(seed=1, epochs=20, query="mask", sentences=fold)
+    fold = cloze.SENTENCES[:12]
+    result = cloze_runs.train(seed=1, epochs=20, query="mask", sentences=fold)
     assert result.model.sentences == fold and result.model.query == "mask"
-    held = udhr.SENTENCES[12:]
+    held = cloze.SENTENCES[12:]
     # the share of held-out positions whose most probable token is the true one, counted here
     right = total = 0
     for tokens in held:
-        probs = recall.predict(result.params, tokens)
-        right += sum(udhr.VOCAB[i] == w for i, w in zip(probs.argmax(axis=1), tokens))
+        probs = cloze_head.predict(result.params, tokens)
+        right += sum(cloze.VOCAB[i] == w for i, w in zip(probs.argmax(axis=1), tokens))
         total += len(tokens)
-    assert recall.top1_accuracy(result, held) == right / total
-    assert recall.top1_accuracy(result) == recall.top1_accuracy(result.params, fold)
+    assert cloze_recall.top1_accuracy(result, held) == right / total
+    assert cloze_recall.top1_accuracy(result) == cloze_recall.top1_accuracy(result.params, fold)
     with pytest.raises(ValueError, match="VOCAB"):
-        recall.top1_accuracy(result, ["everyone has the right to cake"])
+        cloze_recall.top1_accuracy(result, ["everyone has the right to cake"])
 
 
 def test_the_progress_bar_leaves_the_numbers_alone(capsys):
-    quiet = udhr.train(seed=2, epochs=3)
-    shown = udhr.train(seed=2, epochs=3, progress=True)
+    quiet = cloze_runs.train(seed=2, epochs=3)
+    shown = cloze_runs.train(seed=2, epochs=3, progress=True)
     assert np.array_equal(quiet.curve, shown.curve)
 
 
@@ -335,21 +351,21 @@ def test_the_progress_bar_leaves_the_numbers_alone(capsys):
 )
 def test_bad_training_input_is_refused(kwargs, error, message):
     with pytest.raises(error, match=re.escape(message)):
-        udhr.train(**{"epochs": 1, **kwargs})
+        cloze_runs.train(**{"epochs": 1, **kwargs})
 
 
 def test_loss_rows_keep_the_first_and_every_twentieth_iteration():
-    rows = udhr.loss_csv_rows(np.arange(4000.0))
+    rows = cloze_runs.loss_csv_rows(np.arange(4000.0))
     assert len(rows) == 201
     assert rows[:3] == [(1, 0.0), (20, 19.0), (40, 39.0)] and rows[-1] == (4000, 3999.0)
     with pytest.raises(ValueError, match="loss_curve must have 1 axes"):
-        udhr.loss_csv_rows(np.ones((2, 2)))
+        cloze_runs.loss_csv_rows(np.ones((2, 2)))
 
 
 def test_csv_files(tmp_path):
     curve = np.linspace(4.5846, 0.01, 4000)
-    result = training.Trained(udhr.Head(), udhr.init_params(0), curve)
-    loss_path, weights_path = udhr.write_csvs(result, tmp_path / "out")
+    result = training.Trained(cloze_head.Head(), cloze_head.init_params(0), curve)
+    loss_path, weights_path = cloze_runs.write_csvs(result, tmp_path / "out")
     assert loss_path.name == "attention_loss.csv" and weights_path.name == "attention_weights.csv"
     number = r"-?\d+\.\d{6}"
     loss_lines = loss_path.read_text().splitlines()
@@ -361,19 +377,19 @@ def test_csv_files(tmp_path):
     assert all(re.fullmatch(f"{number},{number},{number}", line) for line in weight_lines[1:])
     assert weight_lines[1] == "0.000000,0.000000,0.000000"  # the masked diagonal
     table = np.loadtxt(weights_path, delimiter=",", skiprows=1)
-    np.testing.assert_allclose(table[:, 2], udhr.attention_weights(result).ravel(), atol=5e-7)
+    np.testing.assert_allclose(table[:, 2], cloze_head.attention_weights(result).ravel(), atol=5e-7)
     with pytest.raises(TypeError, match="result must be a trained head"):
-        udhr.write_csvs(result.params, tmp_path)
+        cloze_runs.write_csvs(result.params, tmp_path)
 
 
 # --------------------------------------------------------------- the nudge of section 4
 def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
-    plain = udhr.train(seed=0, epochs=30)
-    zero = udhr.train(seed=0, epochs=30, nudge=0.0)
+    plain = cloze_runs.train(seed=0, epochs=30)
+    zero = cloze_runs.train(seed=0, epochs=30, nudge=0.0)
     assert np.array_equal(plain.curve, zero.curve)
     for name, array in plain.params.arrays().items():
         assert np.array_equal(array, zero.params[name]), name
-    nudged = udhr.train(seed=0, epochs=30, nudge=1e-6)
+    nudged = cloze_runs.train(seed=0, epochs=30, nudge=1e-6)
     assert not np.array_equal(plain.curve, nudged.curve)
     assert abs(nudged.curve[0] - plain.curve[0]) < 1e-5  # a tiny push, not a new start
 
@@ -390,36 +406,44 @@ def test_a_zero_nudge_changes_nothing_and_a_small_one_changes_the_curve():
 )
 def test_a_bad_nudge_is_refused(nudge, error, message):
     with pytest.raises(error, match=message):
-        udhr.train(epochs=1, nudge=nudge)
+        cloze_runs.train(epochs=1, nudge=nudge)
 
 
-@pytest.mark.parametrize("query", udhr.QUERIES)
+@pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_the_readable_head_equals_the_batched_forward(query):
-    params = udhr.init_params(2, query)
-    batch = udhr.make_batch(udhr.SENTENCES[:3])
-    fwd = udhr.forward(params, batch)
+    params = cloze_head.init_params(2, query)
+    batch = cloze.make_batch(cloze.SENTENCES[:3])
+    fwd = cloze_head.forward(params, batch)
     queries = np.ascontiguousarray(fwd.queries)
-    scores, weights = udhr.read(params, queries, fwd.embedded, keep=batch.allowed)
+    scores, weights = cloze_head.read(params, queries, fwd.embedded, keep=batch.allowed)
     np.testing.assert_allclose(weights, fwd.weights, rtol=1e-12, atol=1e-15)
-    real = scores.reshape(-1, len(udhr.VOCAB))[batch.real]
+    real = scores.reshape(-1, len(cloze.VOCAB))[batch.real]
     np.testing.assert_allclose(attention.softmax(real), fwd.probs, rtol=1e-10, atol=1e-15)
     # weights put in place of the head's own give back the head's output
-    again, _ = udhr.read(params, queries, fwd.embedded, weights=fwd.weights)
+    again, _ = cloze_head.read(params, queries, fwd.embedded, weights=fwd.weights)
     np.testing.assert_allclose(again, scores, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="must share N"):
-        udhr.read(params, queries[:1], fwd.embedded)
+        cloze_head.read(params, queries[:1], fwd.embedded)
     with pytest.raises(TypeError, match="keep must be boolean"):
-        udhr.read(params, queries, fwd.embedded, keep=np.ones(fwd.weights.shape))
+        cloze_head.read(params, queries, fwd.embedded, keep=np.ones(fwd.weights.shape))
 
 
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: udhr.forward(Params(), udhr.make_batch([udhr.DISPLAY])), ValueError, "params"),
-        (lambda: udhr.encode(None), TypeError, "sentence_or_tokens must be"),
-        (lambda: udhr.encode([1, 2]), TypeError, "sentence_or_tokens must hold"),
-        (lambda: udhr.write_csvs(udhr.train(epochs=1), None), TypeError, "directory must be"),
-        (lambda: udhr.train(epochs=1, progress="yes"), TypeError, "progress must be"),
+        (
+            lambda: cloze_head.forward(Params(), cloze.make_batch([cloze.DISPLAY])),
+            ValueError,
+            "params",
+        ),
+        (lambda: cloze.encode(None), TypeError, "sentence_or_tokens must be"),
+        (lambda: cloze.encode([1, 2]), TypeError, "sentence_or_tokens must hold"),
+        (
+            lambda: cloze_runs.write_csvs(cloze_runs.train(epochs=1), None),
+            TypeError,
+            "directory must be",
+        ),
+        (lambda: cloze_runs.train(epochs=1, progress="yes"), TypeError, "progress must be"),
     ],
 )
 def test_part_two_names_what_it_refuses(call, error, message):
@@ -428,6 +452,6 @@ def test_part_two_names_what_it_refuses(call, error, message):
 
 
 def test_a_remembered_training_still_checks_its_progress_flag():
-    udhr.train(epochs=1)
+    cloze_runs.train(epochs=1)
     with pytest.raises(TypeError, match="progress must be True or False"):
-        udhr.train(epochs=1, progress=0)
+        cloze_runs.train(epochs=1, progress=0)

@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from attention_measured import adversarial_training, explanations, subjects, verdict
+from attention_measured.experiments import adversary_runs, explanation_runs, subjects
+from attention_measured.measures import explanations
 
 
 @pytest.fixture(scope="module")
 def stored():
-    return verdict.stored()
+    return explanation_runs.stored()
 
 
 def test_the_stored_verdict_covers_every_model_on_every_seed(stored):
@@ -23,12 +24,12 @@ def test_the_stored_verdict_covers_every_model_on_every_seed(stored):
             assert {"permutation", "adversarial", "first: attention", "τ leave one out"} <= names
             assert not set(card["values"]) & set(card["cannot"])
             # Wiegreffe and Pinter's trained adversary, with its whole sweep, for Part I's task
-            trained = model in adversarial_training.MODELS
+            trained = model in adversary_runs.MODELS
             assert ("adversarial training" in card["values"]) == trained
             if trained:
                 sweep = card["adversarial training"]
-                assert list(sweep) == [str(s) for s in adversarial_training.LAMBDAS]
-                kept = [r["JSD"] for r in sweep.values() if r["TVD"] <= adversarial_training.KEPT]
+                assert list(sweep) == [str(s) for s in adversary_runs.LAMBDAS]
+                kept = [r["JSD"] for r in sweep.values() if r["TVD"] <= adversary_runs.KEPT]
                 assert card["values"]["adversarial training"] == max(kept)
 
 
@@ -36,7 +37,7 @@ def test_the_stored_verdict_covers_every_model_on_every_seed(stored):
     "model, seed", [("two heads: head 1", 1), ("memory network", 2), ("dot", 0)]
 )
 def test_stored_cards_are_what_the_code_computes(stored, model, seed):
-    fresh = verdict.card(model, seed)
+    fresh = explanation_runs.card(model, seed)
     kept = stored[model]["cards"][seed]
     assert fresh["cannot"] == kept["cannot"]
     assert set(fresh["values"]) == set(kept["values"])
@@ -54,7 +55,7 @@ def test_between_seeds_is_the_median_divergence_of_seed_pairs(stored):
     expected = np.median(
         np.concatenate([explanations.jensen_shannon(weights[a], weights[b]) for a, b in pairs])
     )
-    assert verdict.between_seeds("one head") == pytest.approx(expected)
+    assert explanation_runs.between_seeds("one head") == pytest.approx(expected)
     # Measured with the initial weights nudged by 1e-12 (nudges 1 and 2) and on an AVX-512
     # machine: within 2.6e-5 of the stored value.  1e-4 leaves a margin of four.
     assert stored["one head"]["between seeds"] == pytest.approx(expected, abs=1e-4)
@@ -71,37 +72,41 @@ def test_spread_gives_the_median_and_range_or_the_reason():
             },
         }
     }
-    assert verdict.spread(result, "m", "x") == (0.3, 0.1, 0.5)
-    assert verdict.spread(result, "m", "y") == "no layers"
+    assert explanation_runs.spread(result, "m", "x") == (0.3, 0.1, 0.5)
+    assert explanation_runs.spread(result, "m", "y") == "no layers"
     with pytest.raises(ValueError, match="no measure"):
-        verdict.spread(result, "m", "z")
+        explanation_runs.spread(result, "m", "z")
     with pytest.raises(ValueError, match="model"):
-        verdict.spread(result, "n", "x")
-    models, rows = verdict.table(result, ["x", "y"])
+        explanation_runs.spread(result, "n", "x")
+    models, rows = explanation_runs.table(result, ["x", "y"])
     assert models == ["m"] and rows == [[(0.3, 0.1, 0.5), "no layers"]]
 
 
 def test_a_missing_verdict_file_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="verdict.write"):
-        verdict.stored(tmp_path / "none.json")
+        explanation_runs.stored(tmp_path / "none.json")
 
 
 def test_write_refuses_a_missing_folder_before_it_sweeps(tmp_path, monkeypatch):
-    monkeypatch.setattr(verdict, "sweep", lambda **_: pytest.fail("swept before checking"))
+    monkeypatch.setattr(explanation_runs, "sweep", lambda **_: pytest.fail("swept before checking"))
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        verdict.write(tmp_path / "missing" / "verdict.json")
+        explanation_runs.write(tmp_path / "missing" / "verdict.json")
     with pytest.raises(ValueError, match="processes"):
-        verdict.write(tmp_path / "verdict.json", processes=0)
+        explanation_runs.write(tmp_path / "verdict.json", processes=0)
 
 
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: verdict.spread({}, "dot", "flips"), TypeError, "result must be"),
-        (lambda: verdict.spread({"m": {}}, "m", "flips"), ValueError, "result must map"),
-        (lambda: verdict.table({"m": {"cards": {}}}, "flips"), TypeError, "measures must be"),
-        (lambda: verdict.table({"m": {"cards": {}}}, []), TypeError, "measures must be"),
-        (lambda: verdict.table({"m": {"cards": {}}}, ["flips"], "m"), TypeError, "models"),
+        (lambda: explanation_runs.spread({}, "dot", "flips"), TypeError, "result must be"),
+        (lambda: explanation_runs.spread({"m": {}}, "m", "flips"), ValueError, "result must map"),
+        (
+            lambda: explanation_runs.table({"m": {"cards": {}}}, "flips"),
+            TypeError,
+            "measures must be",
+        ),
+        (lambda: explanation_runs.table({"m": {"cards": {}}}, []), TypeError, "measures must be"),
+        (lambda: explanation_runs.table({"m": {"cards": {}}}, ["flips"], "m"), TypeError, "models"),
     ],
 )
 def test_the_table_refuses_what_is_not_a_sweep(call, error, message):

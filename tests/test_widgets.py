@@ -6,7 +6,7 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
-from attention_measured import plots, widgets
+from attention_measured.book import plots, widgets
 
 
 def tiny_render(a, b):
@@ -217,7 +217,7 @@ def test_a_frame_is_the_picture_savefig_draws():
 def test_a_twin_of_the_books_functions_is_drawn_once_and_any_other_every_time(monkeypatch):
     monkeypatch.delenv("ATTENTION_MEASURED_CACHE", raising=False)  # memory only
     for function in (bars, words):  # as if they were an explorer's, in the package
-        monkeypatch.setattr(function, "__module__", "attention_measured.widgets")
+        monkeypatch.setattr(function, "__module__", "attention_measured.book.widgets")
         monkeypatch.setattr(widgets, function.__name__, function, raising=False)
     widgets._twin_html.forget()
     drawn = []
@@ -240,9 +240,9 @@ def test_a_twin_of_the_books_functions_is_drawn_once_and_any_other_every_time(mo
 
 
 def test_only_the_books_own_functions_are_remembered():
-    from attention_measured import taxonomy_explorers
+    from attention_measured.book import flavour_explorers
 
-    assert widgets._of_the_book(taxonomy_explorers._render_one_seed)
+    assert widgets._of_the_book(flavour_explorers._render_one_seed)
     assert not widgets._of_the_book(tiny_render)  # a module outside the package
     assert not widgets._of_the_book(lambda a: a)
 

@@ -14,12 +14,12 @@ import json
 import platform
 import sys
 
-from attention_measured import recall
+from attention_measured.experiments import cloze_runs
 
 
 def main(name: str, arithmetic: str) -> None:
-    path = recall.BOUNDS_FILE
-    runs = recall.bound_runs(progress=True)
+    path = cloze_runs.BOUNDS_FILE
+    runs = cloze_runs.bound_runs(progress=True)
     # read only now: another setup's runs may have been filed while these ran
     stored = json.loads(path.read_text()) if path.exists() else {"arithmetic": {}, "runs": {}}
     stored["arithmetic"][name] = f"{arithmetic} ({platform.processor() or platform.machine()})"

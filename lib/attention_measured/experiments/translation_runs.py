@@ -1,0 +1,223 @@
+"""Part IV's translators side by side on the translation task: trained runs, accuracy against
+sentence length (greedy and beam search, exact match, word accuracy and BLEU), and alignments
+(Part IV, the encoder-decoder, the Transformer and decoding).
+
+Every model trains for the same 300 Adam steps of 32 sentences, drawn in the same order, on
+the same 1800 sentences of 5 to 22 words (:func:`~attention_measured.tasks.translation.book_data`);
+the seed draws only the initial weights.  Each batch holds sentences of one length, except for
+"Transformer, padded batches", whose batches mix lengths with padding.  The test set has 20
+sentences of every length from 5 to 40.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core import checks
+from ..core.training import Trained, trained
+from ..machinery.blas import one_thread
+from ..machinery.cache import remembered
+from ..measures import bleu
+from ..models import decoding
+from ..models.recurrent import KINDS, EncoderDecoder
+from ..models.transformer import Transformer
+from ..tasks import translation
+
+TRANSFORMERS = {
+    "Transformer": {},
+    "Transformer, pre-norm": {"norm_first": True},
+    "Transformer, no positions": {"positions": False},
+    "Transformer, no causal mask": {"causal": False},
+    "Transformer, padded batches": {"mixed": True},
+}
+
+
+MODELS = KINDS + tuple(TRANSFORMERS)
+
+
+# the models that differ in how they are built, not in how they are fed (Part V explains these)
+ARCHITECTURES = tuple(name for name in MODELS if name != "Transformer, padded batches")
+
+
+RECURRENT_SIZES = {"embedding": 16, "hidden": 32, "units": 16, "batch": 32}
+
+
+TRANSFORMER_SIZES = {"width": 32, "heads": 2, "feed_forward": 64, "layers": 1, "batch": 32}
+
+
+STEPS = 300
+
+
+LEARNING_RATES = {"recurrent": 0.02, "Transformer": 0.005}
+
+
+SEEDS = (0, 1, 2)
+
+
+def book_model(model: str):
+    """The book's model named ``model`` (one of :data:`MODELS`), sized for the translation
+    task."""
+    name = checks.choice(model, "model", MODELS)
+    vocabularies = len(translation.SOURCE_WORDS), len(translation.TARGET_WORDS)
+    if name in TRANSFORMERS:
+        return Transformer(*vocabularies, **TRANSFORMER_SIZES, **TRANSFORMERS[name])
+    return EncoderDecoder(name, *vocabularies, **RECURRENT_SIZES)
+
+
+def learning_rate(name: str) -> float:
+    """Adam's step size for ``name``: 0.005 for the Transformers, 0.02 for the recurrent models."""
+    return LEARNING_RATES["Transformer" if name in TRANSFORMERS else "recurrent"]
+
+
+@remembered
+def _trained_and_timed(name: str, seed: int):
+    """(params, loss curve, seconds the training took on the machine that ran it)."""
+    train = translation.book_data()[0]
+    start = time.perf_counter()
+    _, params, curve = trained.uncached(
+        book_model(name), checks.seed(seed), train, None, STEPS, learning_rate(name)
+    )
+    return params, curve, time.perf_counter() - start
+
+
+def run(name: str, seed: int) -> Trained:
+    """``name`` trained from ``seed``: (model, params, loss curve (300,)), remembered."""
+    params, curve, _ = _trained_and_timed(name, seed)
+    return Trained(book_model(name), params, curve)
+
+
+def training_seconds(name: str, seed: int) -> float:
+    """How long :func:`run` took to train ``name`` from ``seed``, on the machine that trained
+    it (remembered with the result, so a second call does not train again)."""
+    return _trained_and_timed(name, seed)[2]
+
+
+BEAM = 4  # the beam beside greedy decoding on the length curves
+
+
+MEASURES = ("exact", "words", "early", "first_error", "aligned", "bleu")
+
+
+BEAM_MEASURES = ("exact", "words", "early", "bleu", "log_prob")
+
+
+@remembered
+@one_thread
+def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
+    """Greedy translations of the test set by one trained model, measured per source length.
+
+    Returns "lengths" (5 to 40) and, per length n:
+
+    - "exact": the share of sentences translated exactly, </s> included;
+    - "words": the share of the n + 1 target positions right;
+    - "early": the share of outputs that write </s> before position n;
+    - "first_error": the mean position of the first wrong word, as a share of n (1 when the n
+      words are right);
+    - "aligned": the share of target words whose heaviest attention weight, under teacher
+      forcing, falls on the source word they translate (NaN for the fixed context);
+    - "bleu": corpus-level BLEU of the outputs against the references (:func:`bleu.bleu`).
+    """
+    model, params, _ = run(name, seed)
+    test = translation.book_data()[1]
+    lengths = np.array(sorted(test))
+    out = {key: [] for key in MEASURES}
+    for n in lengths:
+        corpus = test[n]
+        ids, _ = model.greedy(params, corpus.source)
+        for key, value in _scores(ids, corpus, n).items():
+            out[key].append(value)
+        right = ids == corpus.target
+        wrong = ~right[:, :n]
+        first = np.where(wrong.any(axis=1), wrong.argmax(axis=1), n)
+        out["first_error"].append((first / n).mean())
+        if name == "fixed context":
+            out["aligned"].append(np.nan)
+        else:
+            weights = model.weights(params, corpus.source, corpus.target)
+            out["aligned"].append((weights[:, :-1].argmax(axis=-1) == corpus.alignment).mean())
+    return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
+
+
+def _scores(ids, corpus, n: int) -> dict[str, float]:
+    """Exact match, word accuracy, early </s> and BLEU of outputs ids (N, n + 1) of one test
+    length."""
+    right = ids == corpus.target
+    return {
+        "exact": right.all(axis=1).mean(),
+        "words": right.mean(),
+        "early": (ids[:, :n] == translation.TARGET_IDS[translation.EOS]).any(axis=1).mean(),
+        "bleu": bleu.bleu(ids, corpus.target),
+    }
+
+
+@remembered
+@one_thread
+def beam_curve(name: str, seed: int, beam: int = BEAM) -> dict[str, np.ndarray]:
+    """Beam search of width ``beam`` beside greedy decoding on the test set, per source length.
+
+    Returns "lengths" (5 to 40) and, per length, beam search's "exact", "words", "early" and
+    "bleu" (as in :func:`length_curve`), its mean "log_prob" per sentence, and greedy
+    decoding's, "greedy log_prob" (:mod:`decoding`).
+    """
+    beam = checks.integer(beam, "beam", 1)
+    model, params, _ = run(name, seed)
+    test = translation.book_data()[1]
+    lengths = np.array(sorted(test))
+    out = {key: [] for key in BEAM_MEASURES + ("greedy log_prob",)}
+    for n in lengths:
+        corpus = test[n]
+        found = decoding.beam_search(model, params, corpus.source, beam)
+        for key, value in _scores(found.ids, corpus, n).items():
+            out[key].append(value)
+        out["log_prob"].append(found.log_prob.mean())
+        out["greedy log_prob"].append(decoding.greedy(model, params, corpus.source).log_prob.mean())
+    return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
+
+
+def length_curves(names=MODELS, seeds=SEEDS, beam: int | None = None) -> dict:
+    """:func:`length_curve` of every model and seed, or with ``beam`` :func:`beam_curve`,
+    stacked: {"lengths": (L,), name: {measure: (seeds, L)}}."""
+    seeds = checks.seeds(seeds)
+    if beam is None:
+        curves = {name: [length_curve(name, seed) for seed in seeds] for name in names}
+    else:
+        curves = {name: [beam_curve(name, seed, beam) for seed in seeds] for name in names}
+    low, high = translation.TEST_LENGTHS
+    out = {"lengths": np.arange(low, high + 1)}
+    for name, runs in curves.items():
+        out[name] = {key: np.array([r[key] for r in runs]) for key in runs[0] if key != "lengths"}
+    return out
+
+
+@one_thread
+def translate(name: str, seed: int, source, beam: int = 1) -> dict:
+    """One trained model's translation of one source sentence (words or a string), greedy
+    (``beam`` 1) or by beam search of width ``beam`` (:mod:`decoding`).
+
+    Returns "source" and "output" words, the "reference" translation and its "alignment",
+    the "log_prob", the model's log-probability of the output and its </s>, and the
+    "weights" (steps, source words) where each output word looked (None for the fixed
+    context).  The output is read up to its first </s>; decoding stops after the source
+    length + 1 words.
+    """
+    checks.choice(name, "name", MODELS)
+    beam = checks.integer(beam, "beam", 1)
+    pair = translation.translate(source)
+    model, params, _ = run(name, seed)
+    source_ids = translation.encode_source(pair.source)[None, :]
+    decoded = decoding.beam_search(model, params, source_ids, beam)
+    if beam == 1:
+        ids, weights = model.greedy(params, source_ids)
+    else:
+        ids = decoded.ids
+        weights = None if name == "fixed context" else model.weights(params, source_ids, ids)
+    return {
+        "source": pair.source,
+        "output": translation.decode_target(ids[0]),
+        "reference": pair.target,
+        "alignment": pair.alignment,
+        "log_prob": float(decoded.log_prob[0]),
+        "weights": None if weights is None else weights[0],
+    }

@@ -1,0 +1,806 @@
+"""Part V's measures: is attention an explanation?  Each test of the literature, written once, on
+arrays, so that every model of the book can be put through it (Part V, the measures).
+
+The measures that need only a model's importances and, where a decision is involved, a
+function that re-runs the model:
+
+- :func:`rank_of_truth`, :func:`first_share`: where a known cause falls in a ranking (the
+  book's own test, possible because its tasks have a cause known by construction);
+- :func:`kendall_tau`: agreement of two rankings (Jain & Wallace 2019), SciPy's tau-b;
+- :func:`jensen_shannon`: the divergence between two sets of weights (Jain & Wallace 2019;
+  Wiegreffe & Pinter 2019), SciPy's distance squared, at most ln 2;
+- :func:`comprehensiveness`, :func:`sufficiency`: what the top-k steps of a ranking carry
+  (DeYoung et al. 2020, ERASER);
+- :func:`rollout`, :func:`attention_flow`: attention through several layers (Abnar & Zuidema
+  2020), the flow by NetworkX's maximum flow;
+- :func:`permutation_test` (and its median, :func:`permutation_effect`),
+  :func:`adversarial_weights`: how much the output moves, and how often the decision flips,
+  when the weights are shuffled, and how different weights can be while it stays put (Jain &
+  Wallace 2019), the latter searched along every edge of the simplex;
+- :func:`heaviest_flips`, :func:`removed_to_flip`: decision flips when weights are zeroed
+  (Serrano & Smith 2019);
+- :func:`frozen_weights_accuracy`: trained weights given to a model without attention
+  (Wiegreffe & Pinter 2019).
+
+The decision-based measures take ``predict(weights)``, the model's output when its attention
+weights (N, T) are replaced by the given ones: (N,) probabilities of label 1 or (N, K) class
+probabilities; the decision is the most probable class, and an output's change is the total
+variation distance (:func:`output_change`).
+
+Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
+:class:`Subject` puts a trained model behind the interface these measures take, and ranks its
+steps by every method; :mod:`attention_measured.experiments.subjects` builds one for each model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+from scipy.optimize import minimize
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import kendalltau
+
+from ..core import checks
+from ..core.attention import softmax
+from . import removal
+
+
+def _importance(values, name: str) -> np.ndarray:
+    values = checks.array(values, name)
+    if values.ndim != 2 or values.shape[1] < 1:
+        raise ValueError(f"{name} must be (N, T), one row of step importances per example")
+    return values
+
+
+def _truth(truth, importance: np.ndarray) -> np.ndarray:
+    truth = checks.integers(truth, "truth", 0, importance.shape[1] - 1)
+    if truth.shape != (importance.shape[0],):
+        raise ValueError(f"truth must hold one step per example, ({importance.shape[0]},)")
+    return truth
+
+
+def rank_of_truth(importance, truth) -> np.ndarray:
+    """Where the true cause falls in each example's ranking (Part V): (N,) ints, 0 = first.
+
+    importance: (N, T); truth: (N,) the step that decides each example.  A tie counts against
+    the method: the rank is the number of other steps at least as important as the truth.
+    """
+    importance = _importance(importance, "importance")
+    truth = _truth(truth, importance)
+    at_truth = np.take_along_axis(importance, truth[:, None], axis=1)
+    return (importance >= at_truth).sum(axis=1) - 1
+
+
+def first_share(importance, truth) -> float:
+    """The share of examples whose true cause a ranking puts first, ties counting against."""
+    return float(np.mean(rank_of_truth(importance, truth) == 0))
+
+
+def kendall_tau(first, second) -> np.ndarray:
+    """Kendall's tau-b between two importances of each example (Jain & Wallace 2019): (N,).
+
+    1: the same order; −1: reversed; NaN where a row is constant (no order to compare).
+    """
+    first, second = _importance(first, "first"), _importance(second, "second")
+    if first.shape != second.shape:
+        raise ValueError(f"the two importances differ in shape: {first.shape}, {second.shape}")
+    if first.shape[1] < 2:  # one step: no pair to order (SciPy would warn, then say NaN too)
+        return np.full(len(first), np.nan)
+    return np.array([kendalltau(a, b).statistic for a, b in zip(first, second)])
+
+
+def jensen_shannon(p, q) -> np.ndarray:
+    """The Jensen–Shannon divergence between weight rows, in nats: (N,), from 0 to ln 2.
+
+    p, q: (N, T), each row non-negative with a positive sum (rows are normalised).  SciPy's
+    ``jensenshannon`` returns the distance, the divergence's square root.
+    """
+    p, q = _importance(p, "p"), _importance(q, "q")
+    if p.shape != q.shape:
+        raise ValueError(f"p and q differ in shape: {p.shape}, {q.shape}")
+    if np.any(p < 0) or np.any(q < 0) or np.any(p.sum(axis=1) <= 0) or np.any(q.sum(axis=1) <= 0):
+        raise ValueError("weights must be non-negative with a positive sum in every row")
+    with np.errstate(invalid="ignore"):
+        distance = jensenshannon(p, q, axis=1)
+    # rows equal but for rounding can give a divergence of −1e-17, whose root SciPy makes NaN
+    return np.nan_to_num(distance, nan=0.0) ** 2
+
+
+TIE_CHOICES = 5000  # the most ways of breaking one example's tie at the k-th step tried
+
+
+def _top_k_choices(importance: np.ndarray, k: int) -> list[np.ndarray]:
+    """Every way to take each row's k most important steps when some tie at the k-th: a list of
+    (N, T) boolean masks (a row with fewer ways repeats its last)."""
+    per_row = []
+    for row in importance:
+        kth = np.sort(row)[::-1][k - 1]
+        surely, tied = row > kth, np.flatnonzero(row == kth)
+        need = k - int(surely.sum())
+        if math.comb(len(tied), need) > TIE_CHOICES:
+            raise ValueError(
+                f"{math.comb(len(tied), need)} ways to break a tie at the k-th step; "
+                f"at most {TIE_CHOICES} are tried"
+            )
+        masks = []
+        for chosen in itertools.combinations(tied, need):
+            mask = surely.copy()
+            mask[list(chosen)] = True
+            masks.append(mask)
+        per_row.append(masks)
+    most = max(len(masks) for masks in per_row)
+    return [np.array([m[min(c, len(m) - 1)] for m in per_row]) for c in range(most)]
+
+
+def _check_k(k, importance: np.ndarray) -> int:
+    return checks.integer(k, "k", 1, importance.shape[1])
+
+
+def _top_k_output(predict, importance, k: int, keep_top: bool, worst) -> np.ndarray:
+    """The decision's probability with the top-k steps removed (or alone, ``keep_top``), the
+    worst for the method over the ways of breaking ties (``worst``: np.maximum or np.minimum)."""
+    predict = checks.function(predict, "predict")
+    importance = _importance(importance, "importance")
+    out = None
+    for top in _top_k_choices(importance, _check_k(k, importance)):
+        p = np.asarray(predict(top if keep_top else ~top), dtype=float)
+        out = p if out is None else worst(out, p)
+    full = np.ones(importance.shape, dtype=bool)
+    return np.asarray(predict(full), dtype=float) - out
+
+
+def comprehensiveness(predict, importance, k: int) -> np.ndarray:
+    """p(full input) − p(input without its top-k steps), per example (DeYoung et al. 2020): (N,).
+
+    predict(keep) returns the model's probability of its original decision, (N,), for a
+    boolean ``keep`` (N, T) of the steps it may read.  Large: the top steps carried the
+    decision.  Steps tied at the k-th place count against the method, as in
+    :func:`rank_of_truth`: of the ways to break the tie, the one that removes least is taken.
+    """
+    return _top_k_output(predict, importance, k, False, np.maximum)
+
+
+def sufficiency(predict, importance, k: int) -> np.ndarray:
+    """p(full input) − p(top-k steps alone), per example (DeYoung et al. 2020): (N,).
+
+    Small (or negative): the top steps suffice for the decision.  Ties count against the
+    method: of the ways to break a tie at the k-th place, the one that keeps least is taken.
+    """
+    return _top_k_output(predict, importance, k, True, np.minimum)
+
+
+def _layers(attentions) -> np.ndarray:
+    attentions = checks.array(attentions, "attentions")
+    if attentions.ndim != 3 or attentions.shape[1] != attentions.shape[2]:
+        raise ValueError(
+            "attentions must be (layers, T, T): each layer's weights, rows summing to 1"
+        )
+    if np.any(attentions < 0) or not np.allclose(attentions.sum(axis=2), 1.0):
+        raise ValueError("each row of attention weights must be non-negative and sum to 1")
+    return attentions
+
+
+def _with_residual(attentions: np.ndarray) -> np.ndarray:
+    """0.5 A + 0.5 I per layer: the residual connection as attention to oneself."""
+    return 0.5 * attentions + 0.5 * np.eye(attentions.shape[1])
+
+
+def rollout(attentions) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020): (T, T), row i the share of each input position
+    in output position i after all layers.
+
+    attentions: (layers, T, T), first layer first.  Each layer's weights are mixed half and half
+    with the identity (the residual connection) and the layers multiplied, the last on the left.
+    """
+    mixed = _with_residual(_layers(attentions))
+    total = np.eye(mixed.shape[1])
+    for layer in mixed:
+        total = layer @ total
+    return total
+
+
+def attention_flow(attentions, query=None) -> np.ndarray:
+    """Attention flow (Abnar & Zuidema 2020): (T, T), the maximum flow from each output position
+    of the last layer to each input position, through a graph whose edges carry the weights
+    (mixed with the residual as in :func:`rollout`) as capacities.  Uses NetworkX.
+
+    query: optional (T,) weights of one more attention that reads the last layer (as a
+    decoder's word reads the encoder); then the result is (T,), the flow from that query, whose
+    edges carry its weights, to each input position.
+    """
+    mixed = _with_residual(_layers(attentions))
+    layers, steps = mixed.shape[0], mixed.shape[1]
+    graph = nx.DiGraph()
+    for layer in range(layers):  # node (l, j): position j after layer l; (0, j) is the input
+        for i in range(steps):
+            for j in range(steps):
+                if mixed[layer, i, j] > 0:
+                    graph.add_edge((layer + 1, i), (layer, j), capacity=float(mixed[layer, i, j]))
+    if query is not None:
+        query = _weights(checks.array(query, "query", ndim=1)[None])[0]
+        if len(query) != steps:
+            raise ValueError(f"query must hold one weight per position, ({steps},)")
+        for j in np.flatnonzero(query > 0):
+            graph.add_edge("query", (layers, int(j)), capacity=float(query[j]))
+        return np.array([nx.maximum_flow_value(graph, "query", (0, j)) for j in range(steps)])
+    flow = np.zeros((steps, steps))
+    for i in range(steps):
+        for j in range(steps):
+            flow[i, j] = nx.maximum_flow_value(graph, (layers, i), (0, j))
+    return flow
+
+
+def _weights(weights) -> np.ndarray:
+    weights = _importance(weights, "weights")
+    if np.any(weights < 0) or not np.allclose(weights.sum(axis=1), 1.0):
+        raise ValueError("weights must be non-negative rows that sum to 1")
+    return weights
+
+
+def distribution(output, name: str = "output") -> np.ndarray:
+    """A model's output as class probabilities (N, K): (N,) probabilities of label 1 become
+    two columns, (1 − p, p); (N, K) rows are returned as they are.  ``name`` is the argument's
+    name in a refusal."""
+    output = checks.array(output, name)
+    if output.ndim == 1:
+        return np.stack([1.0 - output, output], axis=1)
+    if output.ndim != 2:
+        raise ValueError(f"{name} must be (N,) or (N, K) probabilities, got {output.shape}")
+    return output
+
+
+def output_change(first, second) -> np.ndarray:
+    """The total variation distance between two outputs, per example: (N,), from 0 to 1.  For a
+    binary output it is |Δp|; Jain & Wallace (2019) use it for several classes."""
+    first, second = distribution(first, "first"), distribution(second, "second")
+    if first.shape != second.shape:
+        raise ValueError(f"first {first.shape} and second {second.shape} must be one shape")
+    return 0.5 * np.abs(first - second).sum(axis=1)
+
+
+def _decisions(output) -> np.ndarray:
+    return distribution(output).argmax(axis=1)
+
+
+def permutation_test(predict, weights, draws: int = 100, seed: int = 0) -> dict[str, np.ndarray]:
+    """Each row's weights shuffled ``draws`` times at random (Jain & Wallace 2019): per example
+    (N,), the "median" and "mean" output change over the shuffles and the share of shuffles
+    that "flip" the decision (the most probable class).
+
+    Jain & Wallace report the median.  Where outputs are saturated, the median stays near 0
+    whenever fewer than half of the shuffles flip the decision, however many do; the share
+    of flips says how many.  predict(weights (N, T)) returns the output, (N,) or (N, K); see
+    :func:`output_change`.
+    """
+    predict = checks.function(predict, "predict")
+    weights = _weights(weights)
+    draws = checks.integer(draws, "draws", 1)
+    rng = np.random.RandomState(checks.seed(seed))
+    base = predict(weights)
+    decision = _decisions(base)
+    changes, flips = np.empty((draws, len(weights))), np.empty((draws, len(weights)))
+    for d in range(draws):
+        order = np.argsort(rng.random_sample(weights.shape), axis=1)
+        shuffled = predict(np.take_along_axis(weights, order, axis=1))
+        changes[d] = output_change(shuffled, base)
+        flips[d] = _decisions(shuffled) != decision
+    return {
+        "median": np.median(changes, axis=0),
+        "mean": changes.mean(axis=0),
+        "flip": flips.mean(axis=0),
+    }
+
+
+def permutation_effect(predict, weights, draws: int = 100, seed: int = 0) -> np.ndarray:
+    """The median output change over ``draws`` random shuffles of each row's weights (Jain &
+    Wallace 2019): (N,).  Small: which step gets which weight hardly matters.  The median of
+    :func:`permutation_test`, whose share of flipped decisions belongs beside it.
+    """
+    return permutation_test(predict, weights, draws, seed)["median"]
+
+
+def _zeroed(weights: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The weights with each row's ``steps`` (N, k) set to zero and the rest renormalised."""
+    out = weights.copy()
+    np.put_along_axis(out, steps, 0.0, axis=1)
+    total = out.sum(axis=1, keepdims=True)
+    return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
+
+
+def heaviest_flips(predict, weights, seed: int = 0) -> tuple[float, float]:
+    """(share of decisions flipped by zeroing each row's heaviest weight, share flipped by
+    zeroing a random other step), the rest renormalised (Serrano & Smith 2019).  The decision
+    is the most probable class."""
+    predict = checks.function(predict, "predict")
+    weights = _weights(weights)
+    if weights.shape[1] < 2:
+        raise ValueError("zeroing a weight needs at least two steps")
+    rng = np.random.RandomState(checks.seed(seed))
+    decision = _decisions(predict(weights))
+    heaviest = weights.argmax(axis=1)
+    other = (heaviest + 1 + rng.randint(weights.shape[1] - 1, size=len(weights))) % weights.shape[1]
+    flips = []
+    for steps in (heaviest, other):
+        changed = _decisions(predict(_zeroed(weights, steps[:, None])))
+        flips.append(float(np.mean(changed != decision)))
+    return flips[0], flips[1]
+
+
+def removed_to_flip(predict, weights, ranking) -> np.ndarray:
+    """The share of steps zeroed, most important first by ``ranking`` (N, T), before the
+    decision flips (Serrano & Smith 2019): (N,).  1.0 where it never flips before the last
+    step would have to go."""
+    predict = checks.function(predict, "predict")
+    weights = _weights(weights)
+    ranking = _importance(ranking, "ranking")
+    if ranking.shape != weights.shape:
+        raise ValueError(f"ranking must be shaped like the weights {weights.shape}")
+    order = np.argsort(-ranking, axis=1, kind="stable")
+    decision = _decisions(predict(weights))
+    steps = weights.shape[1]
+    removed = np.ones(len(weights))
+    for k in range(1, steps):
+        changed = _decisions(predict(_zeroed(weights, order[:, :k])))
+        first = (changed != decision) & (removed == 1.0)
+        removed[first] = k / steps
+    return removed
+
+
+GRID = 33  # points on each edge of the simplex and on each segment to a vertex (the adversary)
+
+
+BISECTIONS = 40  # halvings that place each point where the output's change reaches epsilon
+
+
+CHUNK = 4096  # weight rows per call of predict
+
+
+def adversarial_weights(predict, weights, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weights as far from each row's as possible, in Jensen–Shannon divergence, while the
+    output moves by at most ``epsilon`` in :func:`output_change` (Jain & Wallace 2019):
+    (new weights (N, T), their divergence (N,), at most ln 2).
+
+    ``predict`` is called with many candidate rows for one example at a time, (K, T) -> (K,) or
+    (K, C).  The search walks every edge of the simplex (weight shared between two steps) and
+    every segment from the row to a one-hot weight, at :data:`GRID` points each, and moves
+    each place where the output's change crosses ``epsilon`` onto the boundary by bisection;
+    the farthest point found within epsilon wins.  JSD is convex in the weights, so for a
+    model whose logit is linear in them the farthest weights lie at a vertex of the simplex cut
+    by the two planes of the constraint, and every such vertex lies on an edge: the search is
+    then exact (a test holds it to the enumerated vertices).  Jain & Wallace instead run Adam
+    on the weights' log-scores from random starts, with the constraint as a penalty.
+    """
+    predict = checks.function(predict, "predict")
+    weights = _weights(weights)
+    epsilon = checks.real(epsilon, "epsilon", positive=True)
+    found = np.array([_adversarial_row(predict, row, epsilon) for row in weights])
+    return found, jensen_shannon(found, weights)
+
+
+def _adversarial_row(predict, row: np.ndarray, epsilon: float) -> np.ndarray:
+    """One row of :func:`adversarial_weights`: the farthest weights on the edges and segments."""
+    steps = len(row)
+    if steps == 1:
+        return row
+    base = distribution(predict(row[None]))
+    decision = int(base[0].argmax())
+
+    def measured(points):  # (K, T) -> (output change (K,), decision's probability − base's)
+        change, side = np.empty(len(points)), np.empty(len(points))
+        for at in range(0, len(points), CHUNK):
+            out = distribution(predict(points[at : at + CHUNK]))
+            change[at : at + CHUNK] = output_change(out, np.broadcast_to(base, out.shape))
+            side[at : at + CHUNK] = out[:, decision] - base[0, decision]
+        return change, side
+
+    corners = np.eye(steps)
+    i, j = np.triu_indices(steps, 1)
+    starts = np.concatenate([corners[j], np.broadcast_to(row, (steps, steps))])  # (P, T)
+    ends = np.concatenate([corners[i], corners])
+
+    def along(paths, lam):  # the points at lam (K,) along paths (K,)
+        return starts[paths] + lam[:, None] * (ends[paths] - starts[paths])
+
+    grid = np.linspace(0.0, 1.0, GRID)
+    paths = np.repeat(np.arange(len(starts)), GRID)
+    change, side = (a.reshape(-1, GRID) for a in measured(along(paths, np.tile(grid, len(starts)))))
+    inside = change <= epsilon
+    points = [along(paths[inside.ravel()], np.tile(grid, len(starts))[inside.ravel()])]
+    # where the change crosses epsilon between two grid points, bisect onto the boundary
+    p, g = np.nonzero(inside[:, :-1] != inside[:, 1:])
+    keep_left = inside[p, g]
+    points.append(_boundary(measured, along, p, grid[g], grid[g + 1], keep_left, epsilon))
+    # a band narrower than the grid: the decision's probability passes the base's between two
+    # points that both move the output too far; bisect to the crossing, then out to both edges
+    p, g = np.nonzero(
+        ~inside[:, :-1] & ~inside[:, 1:] & (np.sign(side[:, :-1]) != np.sign(side[:, 1:]))
+    )
+    if len(p):
+        lo, hi = grid[g].copy(), grid[g + 1].copy()
+        low_side = np.sign(side[p, g])
+        for _ in range(BISECTIONS):
+            mid = (lo + hi) / 2
+            same = np.sign(measured(along(p, mid))[1]) == low_side
+            lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        crossing = (lo + hi) / 2
+        ok = measured(along(p, crossing))[0] <= epsilon
+        p, crossing, g = p[ok], crossing[ok], g[ok]
+        points.append(along(p, crossing))
+        points.append(
+            _boundary(measured, along, p, grid[g], crossing, np.zeros(len(p), bool), epsilon)
+        )
+        points.append(
+            _boundary(measured, along, p, crossing, grid[g + 1], np.ones(len(p), bool), epsilon)
+        )
+    points = np.concatenate(points)
+    divergence = jensen_shannon(points, np.broadcast_to(row, points.shape))
+    return points[int(divergence.argmax())]
+
+
+def _boundary(measured, along, paths, left, right, keep_left, epsilon) -> np.ndarray:
+    """Points on ``paths`` between ``left`` and ``right`` (K,) where the output's change meets
+    epsilon, from the side that stays within it (the left where ``keep_left``)."""
+    good = np.where(keep_left, left, right)
+    bad = np.where(keep_left, right, left)
+    for _ in range(BISECTIONS):
+        mid = (good + bad) / 2
+        ok = measured(along(paths, mid))[0] <= epsilon
+        good, bad = np.where(ok, mid, good), np.where(ok, bad, mid)
+    return along(paths, good)
+
+
+def frozen_weights_accuracy(weights, inputs, labels, heldout) -> float:
+    """Wiegreffe & Pinter's (2019) diagnostic: weights fixed in advance, given to a model with no
+    attention of its own, here a logistic readout of the pooled inputs Σ_t a_t x_t.
+
+    weights (N, T), inputs (N, T, C), labels (N,) of 0s and 1s train the readout (SciPy's
+    BFGS on the mean cross-entropy); ``heldout`` = (weights, inputs, labels) of other examples,
+    on which the accuracy is returned.  Weights that carry the task's information make this
+    readout accurate; uniform weights 1/T give it only the plain mean of the inputs.
+    """
+    pooled, labels = _pooled(weights, inputs, labels)
+    if (
+        isinstance(heldout, (str, bytes))
+        or not isinstance(heldout, (tuple, list))
+        or len(heldout) != 3
+    ):
+        raise TypeError(
+            f"heldout must be (weights, inputs, labels) of other examples, got {heldout!r}"
+        )
+    test, test_labels = _pooled(*heldout)
+    if test.shape[1] != pooled.shape[1]:
+        raise ValueError("the held-out inputs need as many channels as the training inputs")
+
+    def loss(theta):
+        z = pooled @ theta[:-1] + theta[-1]
+        return float(np.mean(np.logaddexp(0.0, z) - labels * z))
+
+    theta = minimize(loss, np.zeros(pooled.shape[1] + 1), method="BFGS").x
+    return float(np.mean(((test @ theta[:-1] + theta[-1]) > 0) == (test_labels == 1)))
+
+
+def _pooled(weights, inputs, labels) -> tuple[np.ndarray, np.ndarray]:
+    weights = _weights(weights)
+    inputs = checks.array(inputs, "inputs")
+    labels = checks.array(labels, "labels")
+    if inputs.ndim != 3 or inputs.shape[:2] != weights.shape:
+        raise ValueError(f"inputs must be (N, T, C) with (N, T) = {weights.shape}")
+    if labels.shape != (len(weights),) or not np.all((labels == 0) | (labels == 1)):
+        raise ValueError("labels must be one 0 or 1 per example")
+    return np.einsum("nt,ntc->nc", weights, inputs), labels
+
+
+STEP = 1e-4  # the finite-difference step of the gradient methods
+
+
+class Subject:
+    """A trained model and the examples it is explained on, behind the one interface every
+    measure above takes (Part V).  :mod:`~.experiments.subjects` builds one for each model of
+    the book.
+
+    - ``weights``: (N, T) the attention weights the model is explained by, rows summing to 1;
+    - ``logits(weights=None, keep=None, scale=None, rows=None)``: the model's class scores
+      (N, K) with its own weights replaced by ``weights`` (N, T), or with only the steps where
+      ``keep`` (N, T) is True left to attend to, or with each step's input multiplied by
+      ``scale`` (N, T); ``rows``, an index array, runs those examples only (the changes are
+      then shaped for them);
+    - ``truth``: (N,) the step that decides each example, known by construction, or None;
+    - ``layers``: (N, L, T, T) the self-attention beneath the weights, for rollout and flow;
+    - ``cannot``: {what: why} for what this model cannot do: ``"truth"``, ``"replace"`` (its
+      weights cannot be swapped for others) or ``"layers"``.
+
+    Every ranking is computed here, once, for every model (:meth:`importance`).
+    """
+
+    METHODS = (
+        "attention",
+        "gradient",
+        "attention × gradient",
+        "gradient × input",
+        "leave one out",
+        "rollout",
+        "flow",
+    )
+    NEEDS = {  # what each ranking needs that a model may lack
+        "gradient": "replace",
+        "attention × gradient": "replace",
+        "rollout": "layers",
+        "flow": "layers",
+    }
+
+    def __init__(self, name: str, weights, logits, truth=None, layers=None, cannot=None):
+        if not isinstance(name, str):
+            raise TypeError(f"name must be text, got {type(name).__name__}")
+        self.name, self._logits = name, checks.function(logits, "logits")
+        if cannot is not None and not isinstance(cannot, dict):
+            raise TypeError(f"cannot must be a dict of {{what: why}}, got {type(cannot).__name__}")
+        self.weights = _weights(weights)
+        self.cannot = dict(cannot or {})
+        unknown = set(self.cannot) - {"truth", "replace", "layers"}
+        if unknown:
+            raise ValueError(f"cannot names {sorted(unknown)}; use truth, replace or layers")
+        if truth is None:
+            self.cannot.setdefault("truth", "this task has no one step known to decide it")
+            self.truth = None
+        else:
+            self.truth = _truth(truth, self.weights)
+        if layers is None:
+            self.cannot.setdefault("layers", "there is one layer of attention, nothing to roll out")
+            self.layers = None
+        else:
+            self.layers = checks.array(layers, "layers")
+            n, t = self.weights.shape
+            if (
+                self.layers.ndim != 4
+                or self.layers.shape[0] != n
+                or self.layers.shape[2:] != (t, t)
+            ):
+                raise ValueError(f"layers must be (N, L, T, T) with N = {n} and T = {t}")
+        self.probabilities = self.output()
+        self.decision = self.probabilities.argmax(axis=1)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __repr__(self) -> str:
+        n, t = self.weights.shape
+        return f"Subject({self.name!r}, {n} examples of {t} steps)"
+
+    # -------------------------------------------------------------- running the model
+    def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
+        """Class probabilities (N, K) (see the class docstring for the three changes)."""
+        shape = self.weights.shape
+        if weights is not None:
+            weights = checks.array(weights, "weights", shape=shape, copy=False)
+        if keep is not None:
+            keep = checks.mask(keep, "keep", shape)
+        if scale is not None:
+            scale = checks.array(scale, "scale", shape=shape, copy=False)
+        return softmax(self._logits(weights=weights, keep=keep, scale=scale))
+
+    def check(self, what: str) -> None:
+        """Refuse, with the model's own reason, what it cannot do."""
+        if what in self.cannot:
+            raise ValueError(f"{self.name}: {self.cannot[what]}")
+
+    def predict(self, weights) -> np.ndarray:
+        """(N, K) probabilities with the given weights (N, T) in place of the model's own."""
+        self.check("replace")
+        if weights is None:
+            raise TypeError("weights must be an (N, T) array to put in place of the model's own")
+        return self.output(weights=weights)
+
+    def row_predict(self, row: int):
+        """predict for example ``row`` alone: candidate weights (K, T) for that one example ->
+        probabilities (K, C)."""
+        self.check("replace")
+        row = checks.index(row, "row", len(self.weights))
+
+        def predict(weights):
+            weights = checks.array(weights, "weights", shape=(None, self.weights.shape[1]))
+            return softmax(self._logits(weights=weights, rows=np.full(len(weights), row)))
+
+        return predict
+
+    def keep_predict(self, keep) -> np.ndarray:
+        """(N,) the probability of the model's own decision when it may attend only where
+        ``keep`` (N, T) is True."""
+        return self._of_decision(self.output(keep=checks.mask(keep, "keep", self.weights.shape)))
+
+    def _of_decision(self, probabilities: np.ndarray) -> np.ndarray:
+        return probabilities[np.arange(len(probabilities)), self.decision]
+
+    def _margin(self, **change) -> np.ndarray:
+        """The decision's log-odds, log p − log(1 − p), computed from the scores: (N,)."""
+        logits = np.asarray(self._logits(**change), dtype=float)
+        own = logits[np.arange(len(logits)), self.decision]
+        others = logits.copy()
+        others[np.arange(len(logits)), self.decision] = -np.inf
+        top = others.max(axis=1)
+        return own - top - np.log(np.exp(others - top[:, None]).sum(axis=1))
+
+    def _spread(self) -> np.ndarray:
+        """p (1 − p) of the decision, 1 − p summed from the other classes: (N,)."""
+        own = self._of_decision(self.probabilities)
+        return own * (self.probabilities.sum(axis=1) - own)
+
+    def _slope(self, name: str, start: np.ndarray) -> np.ndarray:
+        """∂ margin / ∂ start_t for each step t, by central differences: (N, T), signed."""
+        out = np.empty(self.weights.shape)
+        for t in range(self.weights.shape[1]):
+            up, down = start.copy(), start.copy()
+            up[:, t] += STEP
+            down[:, t] -= STEP
+            out[:, t] = (self._margin(**{name: up}) - self._margin(**{name: down})) / (2 * STEP)
+        return out
+
+    # -------------------------------------------------------------- rankings
+    def supports(self, method: str) -> str | None:
+        """None if ``method`` can rank this model's steps, else the reason it cannot."""
+        method = checks.choice(method, "method", self.METHODS)
+        need = self.NEEDS.get(method)
+        return self.cannot.get(need) if need else None
+
+    def importance(self, method: str) -> np.ndarray:
+        """(N, T) each step's importance by ``method``, larger meaning more important:
+
+        - ``"attention"``: the weights;
+        - ``"gradient"``: ∂ p / ∂ a_t, signed, p the decision's probability and a the weights,
+          as Serrano & Smith (2019) rank, largest first: the step whose weight would raise the
+          decision most.  Computed as p (1 − p) ∂ m / ∂ a_t, m the decision's log-odds, which
+          keeps its digits where p is within rounding of 1;
+        - ``"attention × gradient"``: a_t ∂ p / ∂ a_t, signed (Serrano & Smith 2019);
+        - ``"gradient × input"``: |∂ m / ∂ x_t · x_t|, the change of m as step t's input is
+          scaled (Jain & Wallace 2019 rank by the gradient with respect to the input);
+        - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
+          removal test);
+        - ``"rollout"``, ``"flow"``: the weights carried down through ``layers`` by
+          :func:`rollout` and :func:`attention_flow` (Abnar & Zuidema 2020).
+        """
+        reason = self.supports(method)
+        if reason:
+            raise ValueError(f"{self.name} has no {method!r} ranking: {reason}")
+        if method not in self._cache:
+            with checks.trusted():  # the model ran checked when the Subject was made
+                self._cache[method] = self._rank(method)
+        return self._cache[method]
+
+    def _rank(self, method: str) -> np.ndarray:
+        n, steps = self.weights.shape
+        if method == "attention":
+            return self.weights
+        if method == "gradient":
+            return self._spread()[:, None] * self._slope("weights", self.weights)
+        if method == "attention × gradient":
+            return self.weights * self.importance("gradient")
+        if method == "gradient × input":
+            return np.abs(self._slope("scale", np.ones((n, steps))))
+        if method == "leave one out":  # Part I's removal test, on the decision's probability
+            own = self._of_decision(self.probabilities)
+            return removal.effects(
+                *removal.removal_effects(
+                    lambda keep: own if keep is None else self.keep_predict(keep), (n, steps)
+                )
+            )
+        if method == "rollout":
+            return np.einsum(
+                "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])
+            )
+        return np.array([attention_flow(a, query=w) for a, w in zip(self.layers, self.weights)])
+
+
+EPSILON = 0.01  # Jain & Wallace's tolerance: the output may move this much (total variation)
+
+
+ADVERSARIAL_ROWS = 40  # examples of each model searched for adversarial weights (the costly one)
+
+
+REMOVAL_RANKINGS = ("attention", "random", "gradient", "attention × gradient")
+
+
+MEASURES = {
+    "first": "share of examples whose true cause the ranking puts first",
+    "rank": "mean place of the true cause in the ranking (0 = first)",
+    "τ gradient × input": "median Kendall τ of attention and gradient × input",
+    "τ leave one out": "median Kendall τ of attention and leave one out",
+    "permutation": "median output change when the weights are shuffled",
+    "permutation flips": "mean share of shuffles of the weights that flip the decision",
+    "adversarial": f"median JSD of weights found within ε = {EPSILON} of the output",
+    "uniform kept": "share of decisions kept when every weight is 1/T",
+    "flips heaviest": "share of decisions flipped by zeroing the heaviest weight",
+    "flips random": "share of decisions flipped by zeroing a random other weight",
+    "removed": "mean share of steps zeroed, by a ranking, before the decision flips",
+    "comprehensiveness": "mean drop of p when the top step of a ranking is removed",
+    "sufficiency": "mean drop of p when the top step of a ranking is all that is kept",
+}
+
+
+def scorecard(subjects, seed: int = 0) -> dict:
+    """Every measure of this module on one trained model (Part V, the closing table).
+
+    subjects: a :class:`Subject`, or a list of them (one model on examples of several lengths),
+    whose examples are pooled.  Returns {"values": {name: float}, "cannot": {name: reason}}:
+    a name is a key of :data:`MEASURES`, followed for the ranking measures by the method, as in
+    ``"first: gradient"``; a measure the model cannot support is absent from the values and
+    present, with its reason, in "cannot".
+    """
+    if isinstance(subjects, Subject):
+        subjects = [subjects]
+    elif not isinstance(subjects, (list, tuple)):
+        raise TypeError(f"subjects must be a Subject or a list of them, got {subjects!r}")
+    if not subjects or not all(isinstance(s, Subject) for s in subjects):
+        raise ValueError("subjects must be a Subject or a non-empty list of them")
+    rng = np.random.RandomState(checks.seed(seed))
+    pooled: dict[str, list] = {}
+    cannot: dict[str, str] = {}
+
+    def add(name, values):
+        pooled.setdefault(name, []).append(np.atleast_1d(np.asarray(values, dtype=float)))
+
+    sizes = [len(s.weights) for s in subjects]
+    chosen = rng.choice(sum(sizes), min(sum(sizes), ADVERSARIAL_ROWS), replace=False)
+    starts = np.cumsum([0] + sizes)
+    for i, s in enumerate(subjects):
+        searched = np.sort(chosen[(chosen >= starts[i]) & (chosen < starts[i + 1])] - starts[i])
+        with checks.trusted():  # each Subject ran its model checked when it was made
+            _card(s, rng, add, cannot, searched)
+    values = {}
+    for name, parts in pooled.items():
+        joined = np.concatenate(parts)
+        if np.all(np.isnan(joined)):  # Kendall's τ of a ranking that ties every step
+            cannot[name] = "every step has the same weight, so attention orders no steps"
+            continue
+        median = name.split(":")[0] in ("τ gradient × input", "τ leave one out", "permutation")
+        median = median or name == "adversarial"
+        values[name] = float(np.nanmedian(joined) if median else np.mean(joined))
+    return {"values": values, "cannot": cannot}
+
+
+def _card(s: Subject, rng, add, cannot, searched) -> None:
+    """One Subject's share of :func:`scorecard`; ``searched``: its rows for the adversary."""
+    n, steps = s.weights.shape
+    ranked = {}
+    for method in Subject.METHODS:
+        reason = s.supports(method)
+        if reason:
+            for what in ("first", "rank"):
+                cannot[f"{what}: {method}"] = reason
+            continue
+        ranked[method] = s.importance(method)
+        if s.truth is None:
+            for what in ("first", "rank"):
+                cannot[f"{what}: {method}"] = s.cannot["truth"]
+        else:
+            add(f"first: {method}", rank_of_truth(ranked[method], s.truth) == 0)
+            add(f"rank: {method}", rank_of_truth(ranked[method], s.truth))
+    add("τ gradient × input", kendall_tau(s.weights, ranked["gradient × input"]))
+    add("τ leave one out", kendall_tau(s.weights, ranked["leave one out"]))
+    for method in ("attention", "gradient × input", "leave one out"):
+        add(f"comprehensiveness: {method}", comprehensiveness(s.keep_predict, ranked[method], 1))
+        add(f"sufficiency: {method}", sufficiency(s.keep_predict, ranked[method], 1))
+    replacing = [
+        "permutation",
+        "permutation flips",
+        "adversarial",
+        "uniform kept",
+        "flips heaviest",
+        "flips random",
+    ]
+    replacing += [f"removed: {method}" for method in REMOVAL_RANKINGS]
+    if "replace" in s.cannot:
+        cannot.update({name: s.cannot["replace"] for name in replacing})
+        return
+    shuffled = permutation_test(s.predict, s.weights, seed=rng.randint(2**31))
+    add("permutation", shuffled["median"])
+    add("permutation flips", shuffled["flip"])
+    for r in searched:
+        add("adversarial", adversarial_weights(s.row_predict(r), s.weights[[r]], EPSILON)[1])
+    uniform = np.full(s.weights.shape, 1.0 / steps)
+    add("uniform kept", _decisions(s.predict(uniform)) == s.decision)
+    heaviest, other = heaviest_flips(s.predict, s.weights, seed=rng.randint(2**31))
+    add("flips heaviest", np.full(n, heaviest))
+    add("flips random", np.full(n, other))
+    rankings = dict(ranked, random=rng.random_sample(s.weights.shape))
+    for method in REMOVAL_RANKINGS:
+        add(f"removed: {method}", removed_to_flip(s.predict, s.weights, rankings[method]))

@@ -1,0 +1,151 @@
+"""A learned query reads the steps through multi-head attention (Part III, section 6), with each
+head's pieces apart (:func:`head_parts`) and the removal test one head at a time
+(:func:`head_removal_effects`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import checks
+from ..core.attention import (
+    drop_each_step,
+    multi_head_attention,
+    multi_head_attention_backward,
+    softmax,
+)
+from ..core.losses import output_loss, sigmoid
+from ..core.params import Params, fan_in_normal, initialiser
+
+
+def init_attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
+    """W_q, W_k, W_v, W_o (d, d), the readout (d,) and its bias, drawn in that order."""
+    draws = {name: fan_in_normal(rng, d, d, fan_in=d) for name in ("W_q", "W_k", "W_v", "W_o")}
+    return {**draws, "readout": fan_in_normal(rng, d), "bias": np.zeros(())}
+
+
+class HeadsReader:
+    """A learned query reads the steps through multi-head attention (section 6).
+
+    h_t = x_t E (E: (C, d)); one learned query u (d,); the context is multi_head_attention(u, h,
+    W_q, W_k, W_v, W_o, heads), (d,); the logit is r · context + b.  The model size does not
+    depend on ``heads``: the d columns of each projection are split among the heads.
+    """
+
+    def __init__(self, heads: int = 1, size: int = 8, channels: int = 2):
+        self.heads, self.size, self.channels = (
+            checks.integer(heads, "heads", 1),
+            checks.integer(size, "size", 1),
+            checks.integer(channels, "channels", 1),
+        )
+        if self.size % self.heads:
+            raise ValueError(f"size {self.size} does not split into {self.heads} heads")
+
+    @initialiser
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(checks.seed(seed))
+        d = self.size
+        return Params(
+            E=fan_in_normal(rng, self.channels, d, fan_in=self.channels),
+            u=rng.normal(0, 1, d),
+            **init_attention_and_readout(rng, d),
+        )
+
+    def _attention(self, p, inputs):
+        inputs = checks.array(inputs, "inputs", ndim=3, copy=False)
+        h = inputs @ p["E"]
+        queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
+        kept = {}  # the heads' projections, for the backward pass
+        out, weights = multi_head_attention(
+            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept
+        )
+        return h, queries, out, weights, kept
+
+    @checks.model_params
+    def forward(self, p, inputs, keep=None, weights=None, scale=None):
+        """(logit (N,), weights (N, H, T)) on inputs (N, T, C).
+
+        Part I's and Part V's changes, any of them: ``keep`` (N, H, T) boolean, True where head
+        h may attend to step t (the others renormalised); ``weights`` (N, H, T), every head's
+        weights replaced; ``scale`` (N, T), each step's input multiplied by it.  With a change,
+        the logit is computed head by head from :func:`head_parts`.
+        """
+        if keep is None and weights is None and scale is None:
+            _, _, out, own, _ = self._attention(p, inputs)
+            return out[:, 0] @ p["readout"] + p["bias"], own[:, :, 0]
+        inputs = checks.array(inputs, "inputs", ndim=3)
+        n, steps = inputs.shape[:2]
+        if scale is not None:
+            inputs = inputs * checks.array(scale, "scale", shape=(n, steps))[..., None]
+        scores, values, readout = head_parts(self, p, inputs)
+        if keep is not None:
+            keep = checks.mask(keep, "keep", scores.shape)
+        a = softmax(scores, keep)
+        if weights is not None:
+            a = checks.array(weights, "weights", shape=scores.shape)
+        return np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"], a
+
+    @checks.model_params
+    def loss_and_grads(self, p, inputs, targets):
+        h, queries, out, weights, kept = self._attention(p, inputs)
+        logit = out[:, 0] @ p["readout"] + p["bias"]
+        loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
+        g_out = g_logit[:, None, None] * p["readout"]
+        g = multi_head_attention_backward(
+            queries,
+            h,
+            p["W_q"],
+            p["W_k"],
+            p["W_v"],
+            p["W_o"],
+            self.heads,
+            weights,
+            g_out,
+            kept=kept,
+        )
+        grads = Params(
+            E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
+            @ g["grad_keys"].reshape(-1, self.size),
+            u=g["grad_queries"].sum(axis=(0, 1)),
+            W_q=g["W_q"],
+            W_k=g["W_k"],
+            W_v=g["W_v"],
+            W_o=g["W_o"],
+            readout=out[:, 0].T @ g_logit,
+            bias=g_logit.sum(),
+        )
+        return loss, grads
+
+
+def head_parts(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
+    share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h · readout_h + b.
+    """
+    if not isinstance(model, HeadsReader):
+        raise TypeError(f"model must be a HeadsReader, got {type(model).__name__}")
+    checks.params(p, "p", ("E", "u", "W_q", "W_k", "W_v", "W_o", "readout", "bias"))
+    h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
+    H, d = model.heads, model.size
+    dh = d // H
+    q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
+    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
+    v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
+    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
+    return scores, v, (p["W_o"] @ p["readout"]).reshape(H, dh)
+
+
+def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
+    """Part I's removal test, one head at a time (section 6).
+
+    Returns (prob (N,), prob_without (N, H, T)): prob_without[:, h, t] is the output when step t
+    is dropped from head h only and that head's other weights are renormalised; the other heads
+    are untouched.
+    """
+    scores, v, readout_per_head = head_parts(model, p, inputs)
+    weights = softmax(scores)
+    per_head = np.einsum("nht,nthd->nhd", weights, v)  # (N, H, dh)
+    logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)  # (N, H)
+    logit = logit_parts.sum(axis=1) + p["bias"]
+    without = drop_each_step(scores)  # (N, H, T dropped, T)
+    parts_without = np.einsum("nhst,nthd,hd->nhs", without, v, readout_per_head)  # (N, H, T)
+    logit_without = logit[:, None, None] - logit_parts[:, :, None] + parts_without
+    return sigmoid(logit), sigmoid(logit_without)

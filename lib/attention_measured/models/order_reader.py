@@ -1,0 +1,119 @@
+"""Self-attention over token embeddings with or without positional encodings, then the mean
+(Part III, section 7): the model that shows what attention cannot see without positions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import checks
+from ..core.attention import (
+    multi_head_attention,
+    multi_head_attention_backward,
+    sinusoidal_positions,
+)
+from ..core.losses import output_loss
+from ..core.params import Params, initialiser
+from .heads import init_attention_and_readout
+
+POSITIONS = ("none", "sinusoidal", "learned")
+
+
+class OrderReader:
+    """Self-attention over token embeddings, with or without positional encodings, then the mean
+    (section 7).
+
+    h_t = E[token_t] + P_t, where P is zero ("none"), :func:`sinusoidal_positions`
+    ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of self-attention on
+    h (a residual connection); the logit is r · mean_t z_t + b, or r · z_0 + b with
+    ``pooling="first"`` (exercise 3 of section 7).
+    """
+
+    def __init__(
+        self,
+        positions: str = "sinusoidal",
+        vocabulary: int = 6,
+        length: int = 8,
+        size: int = 8,
+        pooling: str = "mean",
+    ):
+        if positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        if pooling not in ("mean", "first"):
+            raise ValueError(f"pooling must be 'mean' or 'first', got {pooling!r}")
+        self.positions, self.pooling = positions, pooling
+        self.vocabulary, self.length = (
+            checks.integer(vocabulary, "vocabulary", 1),
+            checks.integer(length, "length", 1),
+        )
+        self.size = checks.integer(size, "size", 1)
+
+    @initialiser
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(checks.seed(seed))
+        d = self.size
+        p = Params(E=rng.normal(0, 1, (self.vocabulary, d)), **init_attention_and_readout(rng, d))
+        if self.positions == "learned":
+            p["P"] = rng.normal(0, 1, (self.length, d))
+        return p
+
+    @checks.model_params
+    def encoding(self, p) -> np.ndarray:
+        if self.positions == "learned":
+            return p["P"]
+        if self.positions == "sinusoidal":
+            return sinusoidal_positions(self.length, self.size)
+        return np.zeros((self.length, self.size))
+
+    def _check(self, tokens) -> np.ndarray:
+        return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
+
+    @checks.model_params
+    def forward(self, p, tokens, use_positions: bool = True):
+        """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the
+        encoding.
+        """
+        tokens = self._check(tokens)
+        use_positions = checks.flag(use_positions, "use_positions")
+        h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
+        attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
+        z = h + attended
+        return self._pool(z) @ p["readout"] + p["bias"], weights[:, 0], z
+
+    def _pool(self, z):
+        return z.mean(axis=1) if self.pooling == "mean" else z[:, 0]
+
+    @checks.model_params
+    def loss_and_grads(self, p, tokens, targets):
+        tokens = self._check(tokens)
+        h = p["E"][tokens] + self.encoding(p)  # (N, L, d)
+        kept = {}  # the head's projections, for the backward pass
+        attended, weights = multi_head_attention(
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept
+        )
+        pooled = self._pool(h + attended)
+        logit = pooled @ p["readout"] + p["bias"]
+        loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
+        g_pooled = g_logit[:, None] * p["readout"]
+        if self.pooling == "mean":
+            g_z = np.broadcast_to(g_pooled[:, None, :] / self.length, h.shape)  # every step's
+        else:
+            g_z = np.zeros(h.shape)
+            g_z[:, 0] = g_pooled
+        g = multi_head_attention_backward(
+            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept
+        )
+        g_h = g_z + g["grad_queries"] + g["grad_keys"]
+        g_E = np.zeros_like(p["E"])
+        np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
+        grads = Params(
+            E=g_E,
+            W_q=g["W_q"],
+            W_k=g["W_k"],
+            W_v=g["W_v"],
+            W_o=g["W_o"],
+            readout=pooled.T @ g_logit,
+            bias=g_logit.sum(),
+        )
+        if self.positions == "learned":
+            grads["P"] = g_h.sum(axis=0)
+        return loss, grads

@@ -1,0 +1,145 @@
+"""A reader: each step's hidden state from that step alone, one attention of any flavour, a linear
+readout (Part III, sections 1 and 4).  Part I's network is the reader whose encoder is linear
+and whose flavour is the scaled dot product with a learned query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import checks
+from ..core.losses import output_loss, sigmoid
+from ..core.params import Params, initialiser
+from ..tasks import marked_step
+from .flavours import Attention, as_flavour, attend, attend_backward
+
+
+@dataclass
+class Pass:
+    """One forward pass of a model: hidden states, the attention (or attentions), the outputs."""
+
+    h: np.ndarray
+    attention: Attention
+    output: np.ndarray
+    extra: dict | None = None
+
+
+class Reader:
+    """Each step's hidden state from that step alone, one attention, a linear readout (sections
+    1, 4).
+
+    h_t = E x_t + c (``encoder="linear"``, as in Part I) or tanh(E x_t + c); flavours that need
+    a query get one learned vector q (D,) for every example; output = w · context + b, a logit
+    (``loss="bce"``) or a value (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).
+    """
+
+    def __init__(
+        self,
+        flavour,
+        channels: int = 2,
+        hidden: int = 3,
+        steps: int = marked_step.STEPS,
+        encoder: str = "linear",
+        loss: str = "bce",
+    ):
+        if encoder not in ("linear", "tanh"):
+            raise ValueError(f"encoder must be 'linear' or 'tanh', got {encoder!r}")
+        if loss not in ("bce", "mse"):
+            raise ValueError(f"loss must be 'bce' or 'mse', got {loss!r}")
+        self.flavour = as_flavour(flavour)
+        self.channels, self.hidden = (
+            checks.integer(channels, "channels", 1),
+            checks.integer(hidden, "hidden", 1),
+        )
+        self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
+
+    @initialiser
+    def init(self, seed: int = 0) -> Params:
+        rng = np.random.RandomState(checks.seed(seed))
+        d = self.hidden
+        p = Params(
+            enc_E=rng.normal(0, 1 / np.sqrt(self.channels), (d, self.channels)), enc_c=np.zeros(d)
+        )
+        if self.flavour.needs_query:
+            p["query"] = rng.normal(0, 1 / np.sqrt(d), d)
+        p.update(self.flavour.init(rng, d, d, self.steps))
+        p.update(readout=rng.normal(0, 1 / np.sqrt(d), d), bias=np.zeros(()))
+        return p
+
+    def _check(self, inputs) -> np.ndarray:
+        inputs = checks.array(inputs, "inputs", copy=False)
+        if inputs.ndim != 3 or inputs.shape[-1] != self.channels:
+            raise ValueError(f"inputs must have shape (N, T, {self.channels}), got {inputs.shape}")
+        return inputs
+
+    def queries(self, p, n: int):
+        return (
+            np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
+        )
+
+    @checks.model_params
+    def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
+        """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
+        ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
+        ``weights`` (N, T) in place of the flavour's, the output then being readout · Σ_t w_t h_t
+        + b (``attention`` still holds the flavour's own); ``scale`` (N, T), each step's input
+        multiplied by it."""
+        inputs = self._check(inputs)
+        if scale is not None:
+            inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
+        h = inputs @ p["enc_E"].T + p["enc_c"]  # (N, T, D)
+        if self.encoder == "tanh":
+            np.tanh(h, out=h)  # h is this call's own array
+        if keep is not None:
+            keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
+        att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep)
+        if weights is None:
+            return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
+        weights = checks.array(weights, "weights", shape=inputs.shape[:2])
+        return Pass(h, att, np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"])
+
+    @checks.model_params
+    def predict(self, p, inputs) -> np.ndarray:
+        """P(label 1) for "bce", the value for "mse": (N,)."""
+        out = self.forward(p, inputs).output
+        return sigmoid(out) if self.loss == "bce" else out
+
+    @checks.model_params
+    def loss_and_grads(self, p, inputs, targets):
+        inputs = self._check(inputs)
+        fwd = self.forward(p, inputs)
+        loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
+        return loss, self.backward(p, inputs, fwd, g_out)
+
+    @checks.model_params
+    def backward(self, p, inputs, fwd: Pass, grad_output, grad_weights=None) -> Params:
+        """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
+        the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
+        inputs = self._check(inputs)
+        if not isinstance(fwd, Pass):
+            raise TypeError(f"fwd must be the Pass of forward, got {type(fwd).__name__}")
+        g_out = checks.array(grad_output, "grad_output", shape=inputs.shape[:1], copy=False)
+        if grad_weights is not None:
+            grad_weights = checks.array(
+                grad_weights, "grad_weights", shape=inputs.shape[:2], copy=False
+            )[:, None]
+        grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
+        g_context = g_out[:, None, None] * p["readout"]
+        s = self.queries(p, len(inputs))
+        flavour_grads, g_h, g_s = attend_backward(
+            self.flavour,
+            p,
+            fwd.h,
+            s,
+            fwd.attention,
+            g_context,
+            grad_weights,
+        )
+        grads.update(flavour_grads)
+        if self.flavour.needs_query:
+            grads["query"] = g_s.sum(axis=(0, 1))
+        if self.encoder == "tanh":
+            g_h *= 1 - fwd.h**2  # g_h is attend_backward's own array
+        grads.update(enc_E=np.einsum("ntd,ntc->dc", g_h, inputs), enc_c=g_h.sum(axis=(0, 1)))
+        return grads
