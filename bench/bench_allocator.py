@@ -23,9 +23,9 @@ from attention_measured.machinery import allocator
 # name: the code that trains it; with no ATTENTION_MEASURED_CACHE, a fresh process computes each
 TRAININGS = {
     "Part I, the lesson's 100 runs at once": (
-        "from attention_measured.experiments import marked_step_runs as m, subjects as s\n"
+        "from attention_measured.experiments import marked_step_runs as m, registry as r\n"
         "from attention_measured.tasks import marked_step as t\n"
-        "runs = [m.train_runs(s.LESSON_SEEDS, t.split(t.make_sequences())[0])]"
+        "runs = [m.train_runs(r.SINGLE_QUERY_SEEDS, t.split(t.make_sequences())[0])]"
     ),
     "Part III, one and two heads": (
         "from attention_measured.experiments import head_runs as h\n"
@@ -37,7 +37,7 @@ TRAININGS = {
     ),
     "Part III, additive reader on Part I's task": (
         "from attention_measured.experiments import flavour_runs as f\n"
-        "runs = [f.lesson_run('additive', 0)]"
+        "runs = [f.reader_run('additive', 0)]"
     ),
     "Part III, hierarchical reader": (
         "from attention_measured.core import training\n"

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import best_of  # noqa: E402
 
-from attention_measured.experiments import explanation_runs, subjects
+from attention_measured.experiments import explanation_runs, registry
 from attention_measured.measures import explanations
 
 CARDS = {  # one model of each family, at its first seed
@@ -31,8 +31,8 @@ def main() -> None:
     print(f"  {'':<32}{'card':>8}{'no adversary':>14}{'/ Part I':>10}")
     times = {}
     for family, model in CARDS.items():
-        seed = subjects.MODELS[model][2][0]
-        built = subjects.subjects(model, seed)  # trains once, outside the clock
+        seed = registry.MODELS[model].seeds[0]
+        built = registry.subjects(model, seed)  # trains once, outside the clock
         whole = best_of(lambda model=model, seed=seed: explanation_runs.card(model, seed), 1)
         rows, explanations.ADVERSARIAL_ROWS = explanations.ADVERSARIAL_ROWS, 0
         try:
@@ -44,8 +44,8 @@ def main() -> None:
         ratio = whole / times["Part I"][0]
         print(f"  {CARDS[family]:<32}{whole:7.1f} s{quick:12.1f} s{ratio:9.1f}x")
     counts = {}
-    for family, _, seeds in subjects.MODELS.values():
-        counts[family] = counts.get(family, 0) + len(seeds)
+    for entry in registry.MODELS.values():
+        counts[entry.family] = counts.get(entry.family, 0) + len(entry.seeds)
     total = sum(times[family][0] * n for family, n in counts.items())
     cards = sum(counts.values())
     print(f"  the whole sweep, {cards} cards: about {total / 60:.0f} min on one core")

@@ -9,7 +9,7 @@ start from the book's own initial Params (the models carry torch's parameter nam
 torch modules load them with a strict ``load_state_dict``), use Adam with the book's
 hyper-parameters (torch.optim.Adam computes the book's update: lr (m / c1) / (sqrt(v) /
 sqrt(c2) + eps) is lr (m / c1) / (sqrt(v / c2) + eps), epsilon outside the root), and run in
-float64 on one thread, as the book trains (:func:`attention_measured.blas.one_thread`).
+float64 on one thread, as the book trains (:func:`attention_measured.machinery.blas.one_thread`).
 Part IV's batches are drawn on both sides inside each step by the book's own
 ``translation.draw_batch`` from ``RandomState(0)``, the generator ``training.fit`` hands the
 model, so torch sees the same sentences in the same order.
@@ -88,7 +88,7 @@ def _gap(book: dict, module: nn.Module) -> float:
 
 # ------------------------------------------------------------------ Part II: the "token" head
 class Head(nn.Module):
-    """udhr.forward for the "token" query: the summed cloze loss of a batch."""
+    """cloze_head.Head.forward for the "token" query: the summed cloze loss of a batch."""
 
     def __init__(self, params):
         super().__init__()
@@ -113,9 +113,9 @@ def book_head(epochs: int) -> tuple[np.ndarray, dict]:
 
 
 def torch_head(epochs: int) -> tuple[np.ndarray, nn.Module]:
-    """udhr.train(seed=0) in torch: Head.loss_and_grads and training.fit's Adam loop."""
+    """cloze_runs.train(seed=0) in torch: Head.loss_and_grads and training.fit's Adam loop."""
     batch = cloze.make_batch(cloze.SENTENCES)
-    head = Head(cloze_head.init_params(0, "token"))
+    head = Head(cloze_head.Head("token").init(0))
     tensors = (
         torch.from_numpy(batch.ids),
         torch.from_numpy(batch.allowed),

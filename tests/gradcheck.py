@@ -15,3 +15,13 @@ def numeric_gradient(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
         x[index] = old
         grad[index] = (up - down) / (2 * eps)
     return grad
+
+
+def check_model_gradients(params, loss_and_grads, atol: float = 1e-7) -> None:
+    """Every gradient of ``loss_and_grads()`` (a (loss, grads) pair) equal to the central finite
+    difference of its loss, array by array of ``params``, which the call must read."""
+    _, grads = loss_and_grads()
+    assert set(grads) == set(params)
+    for key in params:
+        numeric = numeric_gradient(lambda: loss_and_grads()[0], params[key])
+        np.testing.assert_allclose(grads[key], numeric, atol=atol, err_msg=key)

@@ -12,22 +12,17 @@ from attention_measured.measures import explanations
 from attention_measured.models import reader, single_query
 from attention_measured.tasks import marked_step
 
-NETWORKS = {
-    "Part I network": lambda steps: adversary_runs.LessonNetwork(),
-    "additive": lambda steps: adversary_runs.FlavourNetwork(reader.Reader("additive", steps=steps)),
-    "local-p (general)": lambda steps: adversary_runs.FlavourNetwork(
-        reader.Reader("local-p (general)", steps=steps)
-    ),
-    "location": lambda steps: adversary_runs.FlavourNetwork(reader.Reader("location", steps=steps)),
+NETWORKS = {  # any model of the protocol whose backward takes a gradient for its weights
+    "Part I network": lambda steps: single_query.SingleQuery(),
+    "additive": lambda steps: reader.Reader("additive", steps=steps),
+    "local-p (general)": lambda steps: reader.Reader("local-p (general)", steps=steps),
+    "location": lambda steps: reader.Reader("location", steps=steps),
 }
 
 
 def _initial(network, seed):
     """A network's initial parameters as arrays that can be changed in place."""
-    if isinstance(network, adversary_runs.LessonNetwork):
-        one = single_query.init_params([seed]).select(0)
-        return Params({name: np.array(value) for name, value in one.items()})
-    return network.model.init(seed)
+    return Params({name: np.array(value) for name, value in network.init(seed).items()})
 
 
 def their_loss(p, p_base, attention, attention_base, their_lambda):
@@ -47,11 +42,13 @@ def test_the_adversarial_loss_is_theirs_rescaled_and_its_gradients_match_finite_
     x = rng.normal(size=(7, 5, 2))
     network = NETWORKS[name](5)
     base, params = _initial(network, 1), _initial(network, 2)
-    logit, weights, _ = network.run(base, x)
+    own = network.forward(base, x)
+    logit, weights = own.output, own.weights
     # the book's λ is twice theirs (their TVD is half the two-class one) and its sums are means
     loss = adversary_runs.Adversarial(network, 0.3, sigmoid(logit), weights)
     value, grads = loss.loss_and_grads(params, x)
-    new_logit, new_weights, _ = network.run(params, x)
+    new = network.forward(params, x)
+    new_logit, new_weights = new.output, new.weights
     if name != "local-p (general)":  # their code compares the weights themselves
         expected = their_loss(sigmoid(new_logit), sigmoid(logit), new_weights, weights, 0.15)
         assert value == pytest.approx(2 / len(x) * expected, abs=1e-8)
@@ -63,7 +60,7 @@ def test_the_adversarial_loss_is_theirs_rescaled_and_its_gradients_match_finite_
 def test_tvd_and_kl_against_their_definitions():
     p, q = np.array([0.9, 0.2, 0.5]), np.array([0.6, 0.2, 0.1])
     two_classes = 0.5 * (np.abs(p - q) + np.abs((1 - p) - (1 - q)))
-    np.testing.assert_allclose(adversary_runs.tvd(p, q), two_classes)
+    np.testing.assert_allclose(explanations.output_change(p, q), two_classes)
     a = np.array([[0.7, 0.2, 0.1], [0.0, 1.0, 0.0]])
     b = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
     # row 1 by hand: 0 log 0 is 0, and 1 · (log 1 − log 0.5) = log 2
@@ -75,7 +72,9 @@ def test_tvd_and_kl_against_their_definitions():
 
 
 def test_bad_arguments_are_refused_by_name():
-    network = adversary_runs.LessonNetwork()
+    network = single_query.SingleQuery()
+    with pytest.raises(TypeError, match="model must answer a logit"):
+        adversary_runs.Adversarial(reader.Reader("dot", loss="mse"), 1.0, [0.5], [[1.0]])
     with pytest.raises(ValueError, match="strength"):
         adversary_runs.Adversarial(network, -1.0, np.full(3, 0.5), np.full((3, 4), 0.25))
     with pytest.raises(ValueError, match="base_weights"):
@@ -84,19 +83,18 @@ def test_bad_arguments_are_refused_by_name():
         adversary_runs.report("no such model", 0, 0.0)
     with pytest.raises(ValueError, match="seed"):
         adversary_runs.report("Part I network", 0, 0.0)
-    with pytest.raises(ValueError, match="differ in shape"):
-        adversary_runs.tvd(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="must be one shape"):
+        explanations.output_change(np.full(3, 0.5), np.full(4, 0.5))
 
 
-def test_lesson_backward_from_gives_backward_for_the_cross_entropy():
+def test_backward_from_the_logits_gives_the_training_gradients():
     train = marked_step.split(marked_step.make_sequences())[0]
-    params = single_query.init_params(
-        [marked_step_runs.INIT_SEEDS[0], marked_step_runs.INIT_SEEDS[1]]
-    )
-    fwd = single_query.forward(params, train.inputs)
-    grad_logit = (sigmoid(fwd.logit) - train.labels) / len(train.labels)
-    ours = single_query.backward_from(params, train.inputs, fwd, grad_logit)
-    theirs = single_query.backward(params, train.inputs, train.labels, fwd)
+    model = single_query.SingleQuery()
+    params = model.init(marked_step_runs.INIT_SEEDS)
+    out = model.forward(params, train.inputs)
+    grad_logit = (sigmoid(out.output) - train.labels) / len(train.labels)
+    ours = model.backward(params, train.inputs, out, grad_logit)
+    theirs = model.loss_and_grads(params, train.inputs, train.labels)[1]
     for key in theirs:
         np.testing.assert_array_equal(ours[key], theirs[key])
 
@@ -111,8 +109,8 @@ def test_at_lambda_zero_the_adversary_is_its_base_and_each_report_is_measured(mo
     assert report["accuracy"] == report["base accuracy"]
     network, base, _, heldout = adversary_runs._base(model, seed)
     params = adversary_runs.adversary(model, seed, 0.01).params
-    logit, weights, _ = network.run(params, heldout.inputs)
-    base_logit, base_weights, _ = network.run(base, heldout.inputs)
+    new, own = network.forward(params, heldout.inputs), network.forward(base, heldout.inputs)
+    logit, weights, base_logit, base_weights = new.output, new.weights, own.output, own.weights
     measured = adversary_runs.report(model, seed, 0.01)
     divergence = explanations.jensen_shannon(weights, base_weights)
     assert measured["JSD"] == pytest.approx(np.median(divergence))

@@ -9,6 +9,7 @@ from gradcheck import numeric_gradient
 from attention_measured.core import attention, checks, data, losses, optim, training
 from attention_measured.core.params import Params
 from attention_measured.measures import removal
+from attention_measured.models.protocol import Output
 
 
 # ------------------------------------------------------------------ checks
@@ -170,26 +171,36 @@ def test_effects_and_agreement_on_a_case_worked_by_hand():
         removal.agreement(weights, effects[:, :2])
 
 
+class _Averaging:
+    """A model of the book's protocol worked by hand: its weights are uniform over the steps it
+    may attend to, its output the mean of their values, one row of weights per example or Q."""
+
+    output_kind = "value"
+
+    def __init__(self, rows=None):
+        self.rows = rows
+
+    def forward(self, params, inputs, *, keep=None, weights=None, scale=None):
+        shape = inputs.shape if self.rows is None else (len(inputs), self.rows, inputs.shape[1])
+        keep = np.broadcast_to(True if keep is None else keep, shape)
+        weights = keep / keep.sum(axis=-1, keepdims=True)
+        values = inputs if self.rows is None else inputs[:, None, :]
+        output = (weights * values).sum(axis=-1)
+        return Output(output if self.rows is None else output.sum(axis=1), weights)
+
+
 def test_the_removal_test_for_any_model_on_a_case_worked_by_hand():
-    # a model that averages the steps it may attend to: p = mean of the kept values
     values = np.array([[1.0, 0.0, 0.5], [0.2, 0.2, 0.8]])
-
-    def output(keep):
-        keep = np.ones(values.shape, dtype=bool) if keep is None else keep
-        return (values * keep).sum(axis=1) / keep.sum(axis=1)
-
-    p, p_without = removal.removal_effects(output, values.shape)
+    p, p_without = removal.removal_effects(_Averaging(), None, values)
     np.testing.assert_allclose(p, [0.5, 0.4])
     np.testing.assert_allclose(p_without, [[0.25, 0.75, 0.5], [0.5, 0.5, 0.2]])
-    # with two sets of weights per example, a step is dropped from one set at a time
-    seen = []
-    removal.removal_effects(lambda keep: seen.append(keep) or np.zeros(1), (1, 2, 3))
-    assert len(seen) == 7 and seen[0] is None
-    assert [int(k.sum()) for k in seen[1:]] == [5] * 6 and not seen[4][0, 1, 0]
-    with pytest.raises(ValueError, match="one value per example"):
-        removal.removal_effects(lambda keep: np.zeros(3), (2, 3))
-    with pytest.raises(ValueError, match="the weights' shape"):
-        removal.removal_effects(output, (2,))
+    # with two rows of weights per example, a step is dropped from one row at a time
+    p, p_without = removal.removal_effects(_Averaging(rows=2), None, values)
+    assert p_without.shape == (2, 2, 3)
+    np.testing.assert_allclose(p, [1.0, 0.8])
+    np.testing.assert_allclose(p_without[0, 1], [0.25 + 0.5, 0.75 + 0.5, 0.5 + 0.5])
+    with pytest.raises(TypeError, match="model must follow the book's protocol"):
+        removal.removal_effects(lambda keep: values, None, values)
 
 
 # ------------------------------------------------------------------ Dataset
@@ -415,7 +426,9 @@ def _head_model():
             "k must hold finite numbers",
         ),
         (
-            lambda: _head_model()[0].forward(_head_model()[1], _head_model()[2], "False"),
+            lambda: _head_model()[0].forward(
+                _head_model()[1], _head_model()[2], use_positions="False"
+            ),
             TypeError,
             "use_positions must be True or False",
         ),
@@ -472,8 +485,14 @@ class _Quadratic:
         (lambda: checks.seeds([]), ValueError, "seeds must be a non-empty"),
         (lambda: checks.index(0, "row", 2.5), TypeError, "size must be an integer"),
         (
-            lambda: _import("models.single_query").forward(
-                _import("models.single_query").init_params([0]), np.zeros((1, 12, 2)), keep="step 3"
+            lambda: (
+                _import("models.single_query")
+                .SingleQuery()
+                .forward(
+                    _import("models.single_query").SingleQuery().init(0),
+                    np.zeros((1, 12, 2)),
+                    keep="step 3",
+                )
             ),
             TypeError,
             "keep must be boolean",

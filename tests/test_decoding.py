@@ -25,7 +25,7 @@ def small_models():
 
 
 def teacher_forced_log_prob(model, p, source, ids, lengths):
-    logits = model.forward(p, source, ids)[0]
+    logits = model.forward(p, (source, ids)).output
     chosen = np.take_along_axis(log_softmax(logits), ids[..., None], axis=-1)[..., 0]
     return np.array([row[:n].sum() for row, n in zip(chosen, lengths)])
 

@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from attention_measured.measures import explanations
+from attention_measured.models.protocol import Output
 
 
 def test_the_rank_of_the_true_cause_counts_ties_against_the_method():
@@ -171,20 +172,29 @@ def test_flow_from_a_query_is_the_flow_from_the_position_it_reads():
         explanations.attention_flow(layers, query=[0.5, 0.5])
 
 
-def additive_subject(**options):
-    """Three steps whose values are 2, 0, −1: logit = Σ_t a_t v_t, the input scales v_t."""
-    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
+class _Additive:
+    """A model of the book's protocol worked by hand: logit = Σ_t a_t v_t, its weights uniform
+    over the steps it may attend to, its input scaling the values v_t."""
 
-    def logits(weights=None, keep=None, scale=None, rows=None):
-        v = values if rows is None else values[rows]
-        v = v if scale is None else v * scale
+    output_kind = "logit"
+
+    def __init__(self, cannot=None, layers=None):
+        self.cannot, self.layers = cannot or {}, layers
+
+    def forward(self, params, inputs, *, keep=None, weights=None, scale=None):
+        v = inputs if scale is None else inputs * scale
         if weights is None:
             a = np.ones(v.shape) if keep is None else np.where(keep, 1.0, 0.0)
             weights = a / a.sum(axis=1, keepdims=True)
-        logit = (weights * v).sum(axis=1)
-        return np.stack([np.zeros_like(logit), logit], axis=1)
+        return Output((weights * v).sum(axis=1), weights, layers=self.layers)
 
-    return explanations.Subject("additive", np.full((2, 3), 1 / 3), logits, **options)
+
+def additive_subject(truth=None, **model_options):
+    """Three steps whose values are 2, 0, −1, and 1, 3, 0.5, as a Subject."""
+    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
+    return explanations.Subject(
+        _Additive(**model_options), None, values, truth=truth, name="additive"
+    )
 
 
 def test_subject_rankings_on_an_additive_model_worked_by_hand():
@@ -211,7 +221,7 @@ def test_subject_rankings_on_an_additive_model_worked_by_hand():
 
 
 def test_subject_says_why_it_cannot():
-    subject = additive_subject(cannot={"replace": "no weights of its own"})
+    subject = additive_subject(cannot={"weights": "no weights of its own"})
     assert subject.supports("gradient") == "no weights of its own"
     assert subject.supports("leave one out") is None
     assert "one layer" in subject.supports("rollout")
@@ -224,8 +234,6 @@ def test_subject_says_why_it_cannot():
         subject.importance("saliency")
     with pytest.raises(ValueError, match="keep"):
         subject.keep_predict(np.ones((2, 4), dtype=bool))
-    with pytest.raises(ValueError, match="cannot names"):
-        additive_subject(cannot={"permute": "why"})
     with pytest.raises(ValueError, match="layers"):
         additive_subject(layers=np.ones((2, 1, 3, 2)))
 
@@ -265,7 +273,7 @@ def test_scorecard_pools_examples_and_gives_reasons_for_what_it_cannot():
         [additive_subject(truth=[0, 1]), additive_subject(truth=[2, 2])]
     )
     assert pooled["values"]["first: gradient"] == 0.5
-    blind = explanations.scorecard(additive_subject(cannot={"replace": "no weights of its own"}))
+    blind = explanations.scorecard(additive_subject(cannot={"weights": "no weights of its own"}))
     assert blind["cannot"]["permutation"] == "no weights of its own"
     assert "permutation" not in blind["values"]
     assert "no one step known" in blind["cannot"]["first: attention"]  # no truth given
@@ -375,11 +383,7 @@ def test_the_gradient_ranking_is_serrano_and_smiths_signed_one():
     # a ranking by the gradient's size would put it second
     values = np.array([[2.0, -1.0, 0.5]])
 
-    def logits(weights=None, keep=None, scale=None, rows=None):
-        a = np.full((len(values), 3), 1 / 3) if weights is None else weights
-        return np.stack([np.zeros(len(a)), (a * values).sum(axis=1)], axis=1)
-
-    subject = explanations.Subject("signed", np.full((1, 3), 1 / 3), logits)
+    subject = explanations.Subject(_Additive(), None, values, name="signed")
     order = np.argsort(-subject.importance("gradient"), axis=1)
     assert order.tolist() == [[0, 2, 1]]
 

@@ -18,7 +18,7 @@ from attention_measured.experiments import (
     translation_runs,
 )
 from attention_measured.measures import cloze_recall, markers, removal
-from attention_measured.models import cloze_head, single_query
+from attention_measured.models import cloze_head
 from attention_measured.tasks import marked_step
 
 
@@ -27,8 +27,8 @@ def test_drop_report_renormalises_and_matches_the_removal_test():
     assert report["marker"] == 11
     np.testing.assert_allclose(report["without"].sum(axis=-1), 1.0)
     assert np.all(report["without"][:, 11] == 0)
-    heldout, runs = marked_step_runs.lesson_runs()
-    p, p_without = single_query.removal_effects(runs, heldout[0].inputs)
+    heldout, runs = marked_step_runs.two_runs()
+    p, p_without = marked_step_runs.MODEL.removal_effects(runs, heldout[0].inputs)
     np.testing.assert_allclose(report["p"], p[:, 0])
     np.testing.assert_allclose(report["p_without"], p_without[:, 0, 11])
     assert "dropped step 11" in marked_step_explorers.describe_drop(0, 11)
@@ -43,11 +43,11 @@ def test_seed_report_reproduces_the_lessons_first_run():
     )
 
 
-def test_lesson_runs_hands_out_copies_that_a_caller_cannot_spoil():
-    heldout, runs = marked_step_runs.lesson_runs()
+def test_two_runs_hands_out_copies_that_a_caller_cannot_spoil():
+    heldout, runs = marked_step_runs.two_runs()
     runs.query[:] = 0.0
     heldout.inputs[:] = 0.0
-    again_heldout, again = marked_step_runs.lesson_runs()
+    again_heldout, again = marked_step_runs.two_runs()
     assert np.all(again.query != 0.0) and np.any(again_heldout.inputs != 0.0)
 
 
@@ -72,7 +72,7 @@ def test_sentence_report_matches_the_udhr_library():
     run = cloze_runs.train(0)
     np.testing.assert_allclose(report["weights"], cloze_head.attention_weights(run, tokens))
     rows = np.arange(len(tokens))
-    effects = removal.effects(*cloze_head.removal_effects(run, tokens))
+    effects = removal.effects(*run.model.removal_effects(run.params, tokens))
     np.testing.assert_allclose(report["effect"], effects[rows, report["heaviest"]])
     assert np.all(report["weights"][rows, report["heaviest"]] == report["weights"].max(axis=1))
     summary = " ".join(cloze_explorers.robust_sentence_summary(3).split())  # undo the wrapping
@@ -96,10 +96,10 @@ def test_part_two_reports_refuse_bad_input(call, message):
 
 def test_flavour_report_matches_the_measures_of_its_run():
     r = flavour_explorers.flavour_report("dot", (0,))
-    model, params, _ = flavour_runs.lesson_run("dot", 0)
+    model, params, _ = flavour_runs.reader_run("dot", 0)
     heldout = marked_step.lesson_data()[1]
     assert r["marker"] == int(heldout.marked[0, 0])
-    weights = model.forward(params, heldout.inputs[:1]).attention.weights[0, 0]
+    weights = model.forward(params, heldout.inputs[:1]).weights[0]
     np.testing.assert_allclose(r["weights"][0], weights)
     assert r["measures"][0] == markers.measure(model, params, heldout)
     assert "dot" in flavour_explorers.describe_flavour("dot", (0,))
@@ -108,7 +108,7 @@ def test_flavour_report_matches_the_measures_of_its_run():
 def test_head_report_shows_the_chosen_head():
     r = flavour_explorers.head_report("two heads: head 1", 3)
     model, params, _ = head_runs.heads_run(2, head_runs.HEADS_SEED)
-    _, weights = model.forward(params, head_runs.heads_data()[1].inputs[3:4])
+    weights = model.forward(params, head_runs.heads_data()[1].inputs[3:4]).weights
     np.testing.assert_allclose(r["weights"], weights[0, 1])
 
 
@@ -236,10 +236,10 @@ def test_part_four_bad_choices_are_refused(call, message):
 # ------------------------------------------------------------------ Part V
 def test_part_five_explorer_describes_rankings_against_the_true_cause():
     from attention_measured.book import explanation_explorers
-    from attention_measured.experiments import subjects
+    from attention_measured.experiments import registry
     from attention_measured.measures import explanations
 
-    subject = subjects.heads_subject("two heads: head 1", 0)
+    subject = registry.heads_subject("two heads: head 1", 0)
     text = explanation_explorers.describe_rankings("two heads: head 1", "leave one out", 3)
     place = explanations.rank_of_truth(subject.importance("leave one out")[[3]], subject.truth[[3]])
     assert f"true cause: step {subject.truth[3]}, ranked {place[0] + 1} of 12" in text

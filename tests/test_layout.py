@@ -133,7 +133,7 @@ HOMES = {  # an idea every model shares, and the one module that writes it
 ANALYTIC = {  # models that keep a faster removal test of their own, each tested equal to the one
     ("removal_effects", "models.single_query"),
     ("removal_effects", "models.cloze_head"),
-    ("removal_effects", "measures.markers"),
+    ("removal_effects", "models.heads"),
 }
 
 

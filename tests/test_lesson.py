@@ -10,6 +10,8 @@ from attention_measured.measures import markers, removal
 from attention_measured.models import single_query
 from attention_measured.tasks import marked_step
 
+MODEL = single_query.SingleQuery()
+
 LESSON = {  # the lesson's printed numbers, to 4 places
     "baseline": 0.6333,
     "runs": [
@@ -76,7 +78,7 @@ def test_sequences_equal_the_loop_oracle(seed):
 
 
 def test_initial_weights_equal_the_oracle():
-    params = single_query.init_params([11, 20260219])
+    params = MODEL.init([11, 20260219])
     for r, seed in enumerate([11, 20260219]):
         net = oracle.initial(seed)
         assert params.key_weights[r].tolist() == net["wk"]
@@ -97,7 +99,7 @@ def test_other_seeds_agree_with_the_loop_oracle():
         np.testing.assert_allclose(params.key_weights[r], net["wk"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.query[r], net["q"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.bias[r], net["b"], rtol=1e-10, atol=1e-12)
-    got = markers.measure_runs(params, train_set, heldout)
+    got = markers.eight_numbers(MODEL, params, train_set, heldout)
     assert marked_step.majority_baseline(heldout.labels) == pytest.approx(expected["baseline"])
     for g, e in zip(got, expected["runs"]):
         assert g == pytest.approx(e, rel=1e-9, abs=1e-12)
@@ -105,10 +107,10 @@ def test_other_seeds_agree_with_the_loop_oracle():
 
 def test_backward_matches_finite_differences(data):
     train_set = marked_step.split(data)[0][:40]
-    params = single_query.init_params([3, 4])
+    params = MODEL.init([3, 4])
     params.bias[:] = [0.3, -0.2]
     inputs, labels = train_set.inputs, train_set.labels
-    grads = single_query.backward(params, inputs, labels, single_query.forward(params, inputs))
+    grads = MODEL.loss_and_grads(params, inputs, labels)[1]
     assert (
         list(grads)
         == list(params)
@@ -121,42 +123,40 @@ def test_backward_matches_finite_differences(data):
         ]
     )
     for name, x in params.items():
-        numeric = numeric_gradient(lambda: single_query.loss(params, inputs, labels).sum(), x)
+        numeric = numeric_gradient(lambda: MODEL.loss_and_grads(params, inputs, labels)[0].sum(), x)
         np.testing.assert_allclose(grads[name], numeric, atol=1e-8, err_msg=name)
         assert np.abs(numeric).max() > 1e-4, name  # a gradient worth checking
 
 
 def test_forward_equals_keys_queries_and_values_written_out(data):
-    params = single_query.init_params([9]).select(0)
+    params = MODEL.init([9]).select(0)
     inputs = data[:5].inputs
-    keys, values = single_query.keys_and_values(params, inputs)
+    keys = np.einsum("dc,ntc->ntd", params.key_weights, inputs)  # k_t = W_K x_t
+    values = np.einsum("dc,ntc->ntd", params.value_weights, inputs)
     scores = keys @ params.query / np.sqrt(3)
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
     logit = np.einsum("nt,ntd->nd", weights, values) @ params.readout + params.bias
-    fwd = single_query.forward(params, inputs)
+    fwd = MODEL.forward(params, inputs)
     np.testing.assert_allclose(fwd.weights, weights, rtol=1e-12)
-    np.testing.assert_allclose(fwd.logit, logit, rtol=1e-12)
+    np.testing.assert_allclose(fwd.output, logit, rtol=1e-12)
 
 
 def test_removal_effects_recompute_the_softmax_without_the_step(data):
     params = marked_step_runs.train(20260220).params
     example = marked_step.split(data)[2][0]
-    p, without = single_query.removal_effects(params, example.inputs)
+    p, without = MODEL.removal_effects(params, example.inputs)
     for t in (0, 5, 11):
         keep = np.arange(12) != t
         np.testing.assert_allclose(
-            without[0, t], sigmoid(single_query.forward(params, example.inputs, keep).logit)[0]
+            without[0, t], sigmoid(MODEL.forward(params, example.inputs, keep=keep).output)[0]
         )
 
 
 def test_the_analytic_removal_test_equals_the_generic_one(data):
     params = marked_step_runs.train(20260220).params
     inputs = marked_step.split(data)[2].inputs[:40]
-    fast = single_query.removal_effects(params, inputs)
-    generic = removal.removal_effects(
-        lambda keep: sigmoid(single_query.forward(params, inputs, keep).logit),
-        inputs.shape[:2],
-    )
+    fast = MODEL.removal_effects(params, inputs)
+    generic = removal.removal_effects(MODEL, params, inputs)
     for a, b in zip(fast, generic):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
@@ -164,20 +164,20 @@ def test_the_analytic_removal_test_equals_the_generic_one(data):
 def test_the_network_takes_part_fives_changes(data):
     params = marked_step_runs.train(20260220).params
     x = marked_step.split(data)[2].inputs[:30]
-    own = single_query.forward(params, x)
+    own = MODEL.forward(params, x)
     np.testing.assert_allclose(
-        single_query.forward(params, x, weights=own.weights).logit, own.logit, rtol=1e-12
+        MODEL.forward(params, x, weights=own.weights).output, own.output, rtol=1e-12
     )
     scale = np.ones(x.shape[:2])
     scale[:, 0] = 3.0
     tripled = x.copy()
     tripled[:, 0] *= 3.0
     np.testing.assert_allclose(
-        single_query.forward(params, x, scale=scale).logit,
-        single_query.forward(params, tripled).logit,
+        MODEL.forward(params, x, scale=scale).output,
+        MODEL.forward(params, tripled).output,
     )
     with pytest.raises(ValueError, match="scale must have shape"):
-        single_query.forward(params, x, scale=scale[0])
+        MODEL.forward(params, x, scale=scale[0])
 
 
 def test_sweep_matches_single_runs():
@@ -191,11 +191,11 @@ def test_sweep_matches_single_runs():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: marked_step_runs.train(1.5), TypeError, "init_seeds must be an integer"),
+        (lambda: marked_step_runs.train(1.5), TypeError, "seed must be an integer"),
         (
             lambda: marked_step_runs.train(3, epochs=0),
             ValueError,
-            "epochs must be an integer of at least 1",
+            "epochs must be an integer between 1 and 100000",
         ),
         (lambda: marked_step_runs.train(3, epochs=-4), ValueError, "epochs"),
         (lambda: marked_step_runs.train(3, epochs=2.0), TypeError, "epochs must be an integer"),
@@ -273,20 +273,18 @@ def test_sequences_keep_the_example_axis_and_name_their_parts(data):
 def test_the_training_curve_is_the_loss_before_each_step(data):
     train_set = marked_step.split(data)[0]
     network, params, curve = marked_step_runs.train_runs([5, 6], train_set, epochs=3)
-    assert isinstance(network, single_query.Network)
+    assert isinstance(network, single_query.SingleQuery)
     assert curve.shape == (3, 2)
-    start = single_query.init_params([5, 6])
+    start = MODEL.init([5, 6])
     np.testing.assert_array_equal(
-        curve[0], single_query.loss(start, train_set.inputs, train_set.labels)
+        curve[0], MODEL.loss_and_grads(start, train_set.inputs, train_set.labels)[0]
     )
     once = marked_step_runs.train_runs([5, 6], train_set, epochs=2).params
     np.testing.assert_array_equal(
-        curve[2], single_query.loss(once, train_set.inputs, train_set.labels)
+        curve[2], MODEL.loss_and_grads(once, train_set.inputs, train_set.labels)[0]
     )
     # one step of plain gradient descent, written out
-    grads = single_query.backward(
-        start, train_set.inputs, train_set.labels, single_query.forward(start, train_set.inputs)
-    )
+    grads = MODEL.loss_and_grads(start, train_set.inputs, train_set.labels)[1]
     stepped = marked_step_runs.train_runs([5, 6], train_set, epochs=1).params
     for name in start:
         np.testing.assert_allclose(
@@ -298,12 +296,12 @@ def test_the_training_curve_is_the_loss_before_each_step(data):
 
 
 def test_forward_refuses_inputs_of_the_wrong_shape():
-    params = single_query.init_params([1])
+    params = MODEL.init([1])
     with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
-        single_query.forward(params, np.zeros((4, 12)))
+        MODEL.forward(params, np.zeros((4, 12)))
     with pytest.raises(ValueError, match=r"\(N, T, 2\)"):
-        single_query.forward(params, np.zeros((4, 12, 3)))
+        MODEL.forward(params, np.zeros((4, 12, 3)))
     with pytest.raises(ValueError, match="inputs must hold finite numbers"):
-        single_query.forward(params, np.full((4, 12, 2), np.nan))
+        MODEL.forward(params, np.full((4, 12, 2), np.nan))
     with pytest.raises(TypeError, match="inputs must be an array of numbers"):
-        single_query.forward(params, "readings")
+        MODEL.forward(params, "readings")

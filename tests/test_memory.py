@@ -44,7 +44,7 @@ def test_unused_slots_get_no_weight():
     data = stories.stories(n=5, seed=0, length=4)
     model = memory_network.MemoryNetwork(hops=2)
     p = model.init(0)
-    _, weights, _ = model.forward(p, *stories.encode(data))
+    weights = model.forward(p, stories.encode(data)).weights  # (N, hops, slots)
     assert np.all(weights[:, :, 4:] == 0)
     np.testing.assert_allclose(weights.sum(-1), 1.0)
 
@@ -54,20 +54,21 @@ def test_the_network_takes_part_fives_changes():
     model = memory_network.MemoryNetwork(hops=2)
     p = model.init(0)
     memories, questions, used = stories.encode(data)
-    logits, weights, _ = model.forward(p, memories, questions, used)
+    own = model.forward(p, (memories, questions, used))
+    logits, weights = own.output, own.weights
     # its own weights put back give its own output; a scale of two is the stored story doubled
-    same = model.forward(p, memories, questions, used, weights=weights)[0]
+    same = model.forward(p, (memories, questions, used), weights=weights).output
     np.testing.assert_allclose(same, logits, rtol=1e-12)
     scale = np.ones(used.shape)
     scale[:, 1] = 2.0
     doubled = memories.copy()
     doubled[:, 1] *= 2.0
     np.testing.assert_allclose(
-        model.forward(p, memories, questions, used, scale=scale)[0],
-        model.forward(p, doubled, questions, used)[0],
+        model.forward(p, (memories, questions, used), scale=scale).output,
+        model.forward(p, (doubled, questions, used)).output,
     )
-    with pytest.raises(ValueError, match="weights must have shape"):
-        model.forward(p, memories, questions, used, weights=weights[0])
+    with pytest.raises(ValueError, match="weights of shape"):
+        model.forward(p, (memories, questions, used), weights=weights[..., :3])
 
 
 @pytest.mark.parametrize(

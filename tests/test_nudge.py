@@ -26,14 +26,14 @@ LIBRARY = Path(params.__file__).parents[1]
 
 # every initialiser of the book, called as the Parts call it
 INITIALISERS = {
-    "lesson.init_params": lambda: single_query.init_params((20260219, 20260220)),
-    "udhr.init_params": lambda: cloze_head.init_params(0, "mask"),
-    "taxonomy.Reader": lambda: reader.Reader("additive").init(0),
-    "taxonomy.Hierarchical": lambda: hierarchical.Hierarchical().init(0),
-    "taxonomy.Aligner": lambda: aligner.Aligner("general").init(0),
-    "selfattention.HeadsReader": lambda: heads.HeadsReader(2).init(0),
-    "selfattention.OrderReader": lambda: order_reader.OrderReader("learned").init(0),
-    "memory.MemoryNetwork": lambda: memory_network.MemoryNetwork().init(0),
+    "single_query.SingleQuery": lambda: single_query.SingleQuery().init((20260219, 20260220)),
+    "cloze_head.Head": lambda: cloze_head.Head("mask").init(0),
+    "reader.Reader": lambda: reader.Reader("additive").init(0),
+    "hierarchical.Hierarchical": lambda: hierarchical.Hierarchical().init(0),
+    "aligner.Aligner": lambda: aligner.Aligner("general").init(0),
+    "heads.HeadsReader": lambda: heads.HeadsReader(2).init(0),
+    "order_reader.OrderReader": lambda: order_reader.OrderReader("learned").init(0),
+    "memory_network.MemoryNetwork": lambda: memory_network.MemoryNetwork().init(0),
     "recurrent.EncoderDecoder": lambda: translation_runs.book_model("Bahdanau").init(0),
     "transformer.Transformer": lambda: translation_runs.book_model("Transformer").init(0),
     "flavours.Additive": lambda: flavours.Additive(units=4).init(np.random.RandomState(0), 3, 3),
@@ -91,7 +91,7 @@ def _decorators(function: ast.FunctionDef) -> set[str]:
 
 def test_every_function_that_draws_initial_parameters_goes_through_the_switch():
     """Every ``init`` method and ``init_params`` function of the package carries @initialiser,
-    but for the one that only hands on another's (single_query.Network.init)."""
+    but for one that only hands on another's."""
     found = []
     for path in sorted(LIBRARY.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -112,7 +112,7 @@ def test_a_result_remembered_under_one_nudge_is_never_served_under_another(monke
     @remembered
     def draw(seed):
         calls.append(seed)
-        return cloze_head.init_params(seed)
+        return cloze_head.Head().init(seed)
 
     monkeypatch.delenv(params.NUDGE_VARIABLE, raising=False)
     plain = draw(3)

@@ -12,6 +12,8 @@ from attention_measured.measures import cloze_recall, removal
 from attention_measured.models import cloze_head
 from attention_measured.tasks import cloze
 
+HEAD = cloze_head.Head()  # every head's forward pass: its parameters say which query
+
 SMALL = [
     cloze.DISPLAY,
     cloze.tokenize("Everyone has the right to education."),
@@ -140,12 +142,15 @@ def test_swapped_queries_come_from_the_next_token_within_each_sentence():
 def test_the_swap_only_moves_the_queries(trained):
     params = trained.params
     batch = cloze.make_batch(SMALL)
-    plain = cloze_head.forward(params, batch)
-    same = cloze_head.forward(params, batch, batch.ids)  # the true tokens as query ids: no change
-    np.testing.assert_allclose(same.probs, plain.probs, rtol=0, atol=1e-12)
-    swapped = cloze_head.forward(params, batch, cloze_recall.swapped_query_ids(batch))
-    assert np.array_equal(swapped.keys, plain.keys) and np.array_equal(swapped.values, plain.values)
-    want = float(np.mean(swapped.probs.argmax(axis=-1) == batch.targets))
+    plain = HEAD.forward(params, batch)
+    same = HEAD.forward(
+        params, batch, query_ids=batch.ids
+    )  # the true tokens as query ids: no change
+    np.testing.assert_allclose(same.parts["probs"], plain.parts["probs"], rtol=0, atol=1e-12)
+    swapped = HEAD.forward(params, batch, query_ids=cloze_recall.swapped_query_ids(batch))
+    for part in ("keys", "values"):
+        assert np.array_equal(swapped.parts[part], plain.parts[part])
+    want = float(np.mean(swapped.parts["probs"].argmax(axis=-1) == batch.targets))
     assert cloze_recall.swapped_top1(trained, SMALL) == want
     # the trained head names almost every token, and almost none once its query sees another token
     assert cloze_recall.top1_accuracy(trained) > 0.9 > 0.2 > cloze_recall.swapped_top1(trained)
@@ -153,39 +158,39 @@ def test_the_swap_only_moves_the_queries(trained):
 
 def test_the_swap_is_refused_for_queries_that_never_read_their_token():
     for query in ("mask", "position"):
-        params = cloze_head.init_params(0, query)
+        params = cloze_head.Head(query).init(0)
         with pytest.raises(ValueError, match="never reads the token"):
             cloze_recall.swapped_top1(params, SMALL)
         batch = cloze.make_batch(SMALL)
         with pytest.raises(ValueError, match="no token to swap"):
-            cloze_head.forward(params, batch, batch.ids)
-    params, batch = cloze_head.init_params(0), cloze.make_batch(SMALL)
+            HEAD.forward(params, batch, query_ids=batch.ids)
+    params, batch = cloze_head.Head().init(0), cloze.make_batch(SMALL)
     with pytest.raises(ValueError, match="shaped like the batch"):
-        cloze_head.forward(params, batch, batch.ids[:, :2])
+        HEAD.forward(params, batch, query_ids=batch.ids[:, :2])
     with pytest.raises(ValueError, match="query_ids must hold integers between 0 and 97"):
-        cloze_head.forward(params, batch, batch.ids + 200)
+        HEAD.forward(params, batch, query_ids=batch.ids + 200)
     with pytest.raises(ValueError, match="remembers its sentences"):
         cloze_recall.swapped_top1(params)
 
 
 @pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_removal_effects_match_a_direct_recomputation(trained, query):
-    params = trained.params if query == "token" else cloze_head.init_params(5, query)
-    p, p_without = cloze_head.removal_effects(params, cloze.DISPLAY)
+    params = trained.params if query == "token" else cloze_head.Head(query).init(5)
+    p, p_without = HEAD.removal_effects(params, cloze.DISPLAY)
     assert p.shape == (12,) and p_without.shape == (12, 12)
     rows = np.arange(12)
     np.testing.assert_array_equal(p_without[rows, rows], p)  # no query attends to itself
     ids = np.array(cloze.encode(cloze.DISPLAY))
-    fwd = cloze_head.forward(params, cloze.make_batch([cloze.DISPLAY]))
-    np.testing.assert_array_equal(p, fwd.probs[rows, ids])
+    fwd = HEAD.forward(params, cloze.make_batch([cloze.DISPLAY]))
+    np.testing.assert_array_equal(p, fwd.parts["probs"][rows, ids])
     effects = removal.effects(p, p_without)
     assert np.all(np.diag(effects) == 0.0)
-    scores = fwd.queries[0] @ fwd.keys[0].T / np.sqrt(cloze_head.WIDTH)
+    scores = fwd.parts["queries"][0] @ fwd.parts["keys"][0].T / np.sqrt(cloze_head.WIDTH)
     for i, j in [(3, 7), (6, 10), (11, 0)]:
         allowed = np.ones(12, dtype=bool)
         allowed[[i, j]] = False
         weights = attention.softmax(scores[i], allowed)
-        by_hand = attention.softmax(weights @ fwd.values[0] @ params.W_O)[ids[i]]
+        by_hand = attention.softmax(weights @ fwd.parts["values"][0] @ params.W_O)[ids[i]]
         assert p_without[i, j] == pytest.approx(by_hand, rel=1e-10, abs=1e-15)
         assert effects[i, j] == pytest.approx(abs(by_hand - p[i]), abs=1e-12)
 
@@ -195,29 +200,32 @@ def test_the_analytic_removal_test_equals_the_generic_one(trained, tokens):
     batch = cloze.make_batch([tokens])
     n = len(tokens)
 
-    def output(keep):  # the probability of each position's true token
-        keep = None if keep is None else keep[None]
-        return cloze_head.forward(trained.params, batch, keep=keep).probs[
-            np.arange(n), batch.targets
-        ]
+    def output(keep=None):  # the probability of each position's true token
+        probs = HEAD.forward(trained.params, batch, keep=keep).parts["probs"]
+        return probs[np.arange(n), batch.targets]
 
-    generic = removal.removal_effects(output, (n, n))
-    for a, b in zip(cloze_head.removal_effects(trained, tokens), generic):
+    without = np.empty((n, n))
+    for t in range(n):  # key t dropped from every row: each position reads its own row
+        keep = np.ones((1, n, n), dtype=bool)
+        keep[..., t] = False
+        without[:, t] = output(keep)
+    generic = output(), without
+    for a, b in zip(HEAD.removal_effects(trained.params, tokens), generic):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-15)
     with pytest.raises(TypeError, match="keep must be boolean"):
-        cloze_head.forward(trained.params, batch, keep=np.ones((1, n, n)))
+        HEAD.forward(trained.params, batch, keep=np.ones((1, n, n)))
 
 
 def test_removing_the_only_key_leaves_a_uniform_guess(trained):
     tokens = ["everyone", "has"]
-    p, p_without = cloze_head.removal_effects(trained, tokens)
+    p, p_without = HEAD.removal_effects(trained.params, tokens)
     p_true = cloze_head.predict(trained, tokens)[[0, 1], cloze.encode(tokens)]
     np.testing.assert_allclose(p, p_true, rtol=1e-15)
     np.testing.assert_allclose(p_without, [[p_true[0], 1 / 98], [1 / 98, p_true[1]]], atol=1e-15)
-    with pytest.raises(TypeError, match="trained head"):
-        cloze_head.removal_effects("model", tokens)
+    with pytest.raises(TypeError, match="params must be the model's Params"):
+        HEAD.removal_effects("model", tokens)
     with pytest.raises(ValueError, match="VOCAB"):
-        cloze_head.removal_effects(trained, ["everyone", "unicorns"])
+        HEAD.removal_effects(trained.params, ["everyone", "unicorns"])
 
 
 def test_sentence_report_reads_the_removal_effect_of_the_heaviest_key():
@@ -225,7 +233,7 @@ def test_sentence_report_reads_the_removal_effect_of_the_heaviest_key():
     run = cloze_runs.train(0)
     tokens = report["tokens"]
     assert tokens == cloze.SENTENCES[15]
-    p, p_without = cloze_head.removal_effects(run, tokens)
+    p, p_without = HEAD.removal_effects(run.params, tokens)
     rows = np.arange(len(tokens))
     np.testing.assert_array_equal(report["heaviest"], report["weights"].argmax(axis=1))
     np.testing.assert_allclose(report["effect"], np.abs(p_without[rows, report["heaviest"]] - p))

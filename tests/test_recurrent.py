@@ -127,7 +127,8 @@ def test_teacher_forcing_equals_one_step_at_a_time(kind):
     decoding fed the true previous words, the way greedy decoding runs."""
     model, (source, target) = small_model(kind), small_batch(2)
     params = model.init(3)
-    logits, _, record = model.forward(params, source, target)
+    out = model.forward(params, (source, target))
+    logits, record = out.output, out.parts["record"]
     h, s, _ = model.encode(params, source)
     o = np.zeros((len(source), model.hidden))
     previous = np.concatenate([np.full((len(source), 1), 1), target[:, :-1]], axis=1)
@@ -145,7 +146,7 @@ def test_greedy_decoding_feeds_back_its_own_words():
     params = model.init(5)
     ids, weights = model.greedy(params, source)
     assert ids.shape == (2, 6) and weights.shape == (2, 6, 5)
-    logits, _, _ = model.forward(params, source, ids)  # teacher forcing on its own output
+    logits = model.forward(params, (source, ids)).output  # teacher forcing on its own output
     np.testing.assert_array_equal(logits.argmax(axis=-1), ids)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0)
 
@@ -170,12 +171,12 @@ def test_training_lowers_the_loss_on_a_drawn_batch():
         (lambda: recurrent.EncoderDecoder("Vaswani", 9, 8), "kind"),
         (lambda: small_model("Luong").encode(small_model("Luong").init(0), [[3, 9]]), "source"),
         (
-            lambda: small_model("Luong").forward(small_model("Luong").init(0), [[3]], [[3], [4]]),
+            lambda: small_model("Luong").forward(small_model("Luong").init(0), ([[3]], [[3], [4]])),
             "target",
         ),
         (
-            lambda: small_model("fixed context").weights(
-                small_model("fixed context").init(0), [[3]], [[3]]
+            lambda: small_model("fixed context").forward(
+                small_model("fixed context").init(0), ([[3]], [[3]]), keep=np.ones((1, 1, 1), bool)
             ),
             "no attention",
         ),
@@ -188,16 +189,20 @@ def test_encoder_decoder_refuses_bad_input(call, message):
 
 
 @pytest.mark.parametrize("kind", [k for k in recurrent.KINDS if k != "fixed context"])
-def test_the_step_at_one_word_gives_teacher_forcings_scores_there(kind):
+def test_a_change_at_one_word_reaches_that_word_and_the_words_after_it(kind):
     model = small_model(kind)
     p, (source, target) = model.init(0), small_batch(n=3)
-    at = np.array([0, 3, 5])
-    logits = model.forward(p, source, target)[0]
-    state = model.state_at(p, source, target, at)
+    own = model.forward(p, (source, target))
+    keep = np.ones(own.weights.shape, dtype=bool)
+    np.testing.assert_allclose(model.forward(p, (source, target), keep=keep).output, own.output)
     np.testing.assert_allclose(
-        model.logits_at(p, state), logits[np.arange(3), at], rtol=1e-12, atol=1e-12
+        model.forward(p, (source, target), weights=own.weights).output, own.output, atol=1e-12
     )
-    with pytest.raises(ValueError, match="at must hold integers"):
-        model.state_at(p, source, target, [0, 3, 6])
-    with pytest.raises(TypeError, match="state must be"):
-        model.logits_at(p, state[:3])
+    keep[:, 3, 0] = False  # word 3 may not read source word 0
+    changed = model.forward(p, (source, target), keep=keep)
+    np.testing.assert_array_equal(changed.output[:, :3], own.output[:, :3])
+    assert np.all(changed.weights[:, 3, 0] == 0) and not np.allclose(
+        changed.output[:, 3], own.output[:, 3]
+    )
+    with pytest.raises(ValueError, match="keep of shape"):
+        model.forward(p, (source, target), keep=keep[:, :2])

@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
-from gradcheck import numeric_gradient
+from gradcheck import check_model_gradients, numeric_gradient
 
 from attention_measured.book import flavour_explorers
 from attention_measured.core import training
 from attention_measured.experiments import flavour_runs, scaling_runs
-from attention_measured.measures import markers
+from attention_measured.measures import markers, removal
 from attention_measured.models import (
     aligner,
     heads,
@@ -23,14 +23,6 @@ from attention_measured.tasks import (
     stories,
     two_patterns,
 )
-
-
-def check_model_gradients(model, p, loss_and_grads):
-    _, grads = loss_and_grads()
-    assert set(grads) == set(p)
-    for k in p:
-        numeric = numeric_gradient(lambda: loss_and_grads()[0], p[k])
-        np.testing.assert_allclose(grads[k], numeric, atol=1e-7, err_msg=k)
 
 
 @pytest.mark.parametrize(
@@ -51,14 +43,14 @@ def test_reader_gradients(flavour, encoder, loss):
     model = reader.Reader(flavour, steps=6, encoder=encoder, loss=loss)
     p = model.init(seed=2)
     targets = data.targets if loss == "mse" else (data.targets > 0.5).astype(float)
-    check_model_gradients(model, p, lambda: model.loss_and_grads(p, data.inputs, targets))
+    check_model_gradients(p, lambda: model.loss_and_grads(p, data.inputs, targets))
 
 
 def test_hierarchical_gradients():
     docs = documents.documents(n=3, sentences=2, words=3, vocabulary=5, seed=0)
     model = hierarchical.Hierarchical(vocabulary=5, hidden=3, units=2)
     p = model.init(seed=1)
-    check_model_gradients(model, p, lambda: model.loss_and_grads(p, docs.tokens, docs.labels))
+    check_model_gradients(p, lambda: model.loss_and_grads(p, docs.tokens, docs.labels))
 
 
 @pytest.mark.parametrize(
@@ -70,7 +62,7 @@ def test_aligner_gradients(flavour):
     p = model.init(seed=1)
     if flavour.startswith("local-p"):
         p["lp_v"] *= 0.2
-    check_model_gradients(model, p, lambda: model.loss_and_grads(p, tokens))
+    check_model_gradients(p, lambda: model.loss_and_grads(p, tokens))
 
 
 def test_hard_attention_gradient_is_unbiased_but_noisy():
@@ -145,7 +137,9 @@ def test_expected_loss_gradient_is_the_derivative_of_the_expected_loss():
     # everything written out here: hidden states, scores, and the loss of output i copying step k
     h = p["embedding"][tokens] + p["positions"]  # (N, L, D)
     scores = np.einsum("is,sd,nkd->nik", p["queries"], p["gen_W"], h)
-    np.testing.assert_allclose(model.forward(p, tokens).attention.scores, scores, rtol=1e-12)
+    np.testing.assert_allclose(
+        model.forward(p, tokens).parts["attention"].scores, scores, rtol=1e-12
+    )
     targets = tokens[:, ::-1]
     copy_loss = np.empty((n, L, L))
     for a in range(n):
@@ -171,7 +165,7 @@ def test_removal_effects_drop_one_step_and_renormalise_the_rest(loss):
     model = reader.Reader("general", steps=6, loss=loss)
     p = model.init(seed=4)
     p["query"] = p["query"] * 3.0
-    p_all, p_without = markers.removal_effects((model, p), data.inputs)
+    p_all, p_without = removal.removal_effects(model, p, data.inputs)
     assert p_all.shape == (5,) and p_without.shape == (5, 6)
     h = data.inputs @ p["enc_E"].T + p["enc_c"]  # the linear encoder, written out
     scores = np.einsum("s,sd,ntd->nt", p["query"], p["gen_W"], h)
@@ -185,22 +179,25 @@ def test_removal_effects_drop_one_step_and_renormalise_the_rest(loss):
             assert p_without[i, t] == pytest.approx(out, rel=1e-10, abs=1e-15)
 
 
-def test_removal_effects_need_a_trained_reader_as_a_pair():
+def test_the_removal_test_reads_one_number_per_example_of_any_model():
     model = reader.Reader("dot")
     p = model.init(0)
-    inputs = np.zeros((2, 12, 2))
-    with pytest.raises(TypeError, match="model must be a trained Reader"):
-        markers.removal_effects((aligner.Aligner("dot"), p), inputs)
+    with pytest.raises(TypeError, match="model must follow the book's protocol"):
+        removal.removal_effects((model, p), p, np.zeros((2, 12, 2)))
+    with pytest.raises(ValueError, match="the removal test reads one number per example"):
+        removal.removal_effects(
+            aligner.Aligner("dot"), aligner.Aligner("dot").init(0), np.zeros((2, 8), int)
+        )
     with pytest.raises(ValueError, match="inputs must have shape"):
-        markers.removal_effects((model, p), np.zeros((2, 12, 3)))
+        removal.removal_effects(model, p, np.zeros((2, 12, 3)))
 
 
-def test_lesson_run_is_a_trained_model_that_measure_reads():
-    run = flavour_runs.lesson_run("dot", 0)
+def test_reader_run_is_a_trained_model_that_measure_reads():
+    run = flavour_runs.reader_run("dot", 0)
     assert isinstance(run, training.Trained) and run.model.flavour.name == "dot"
     heldout = marked_step.lesson_data()[1]
     result = markers.measure(run.model, run.params, heldout)
-    assert result == flavour_runs.lesson_measures("dot", 0)
+    assert result == flavour_runs.reader_measures("dot", 0)
     # the accuracy of the trained model, counted here
     prob = run.model.predict(run.params, heldout.inputs)
     assert result["accuracy"] == np.mean((prob > 0.5) == (heldout.labels == 1))
@@ -210,12 +207,12 @@ def test_lesson_run_is_a_trained_model_that_measure_reads():
     "call, error, message",
     [
         (
-            lambda: flavour_runs.lesson_run("dot", -1),
+            lambda: flavour_runs.reader_run("dot", -1),
             ValueError,
             "seed must be an integer between 0",
         ),
-        (lambda: flavour_runs.lesson_run("dot", 1.5), TypeError, "seed must be an integer"),
-        (lambda: flavour_runs.lesson_run("cosine", 0), ValueError, "flavour must be one of"),
+        (lambda: flavour_runs.reader_run("dot", 1.5), TypeError, "seed must be an integer"),
+        (lambda: flavour_runs.reader_run("cosine", 0), ValueError, "flavour must be one of"),
         (
             lambda: training.trained(
                 reader.Reader("dot", steps=4), 1.5, np.zeros((2, 4, 2)), np.zeros(2), 1, 0.05
@@ -261,10 +258,10 @@ def test_part_three_generators_and_initialisers_refuse_a_seed_that_is_not_an_int
 
 
 def test_a_reader_takes_part_fives_changes():
-    run = flavour_runs.lesson_run("general", 0)
+    run = flavour_runs.reader_run("general", 0)
     x = marked_step.lesson_data()[1].inputs[:20]
     own = run.model.forward(run.params, x)
-    weights = own.attention.weights[:, 0]
+    weights = own.weights
     same = run.model.forward(run.params, x, weights=weights).output
     np.testing.assert_allclose(same, own.output, rtol=1e-10, atol=1e-12)
     scale = np.ones(x.shape[:2])
@@ -289,8 +286,8 @@ def test_a_reader_takes_part_fives_changes():
             TypeError,
             "model must be an Aligner",
         ),
-        (lambda: markers.removal_effects("reader", np.zeros((2, 12, 2))), TypeError, "model"),
-        (lambda: markers.removal_effects((), np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: removal.removal_effects("reader", {}, np.zeros((2, 12, 2))), TypeError, "model"),
+        (lambda: markers.measure("reader", {}, np.zeros((2, 12, 2))), TypeError, "model"),
         (lambda: flavour_explorers.flavour_report("dot", seeds=[]), ValueError, "seeds must be"),
         (lambda: flavour_runs.side_by_side("dot"), TypeError, "flavours must be"),
     ],

@@ -274,7 +274,7 @@ def test_the_key_value_cache_decodes_the_same_words_and_weights():
     plain, plain_weights = model.greedy(params, source, steps=9, cache=False)
     np.testing.assert_array_equal(cached, plain)
     np.testing.assert_allclose(cached_weights, plain_weights, rtol=0, atol=1e-12)
-    logits, _, _ = model.forward(params, source, cached)  # its own words, read all at once
+    logits = model.forward(params, (source, cached)).output  # its own words, read all at once
     np.testing.assert_array_equal(logits.argmax(axis=-1), cached)
 
 
@@ -296,17 +296,19 @@ def test_the_transformer_refuses_bad_input():
     }
 
 
-def test_the_scores_at_one_word_are_teacher_forcings_there():
+def test_a_change_at_one_word_reaches_that_word_and_the_words_after_it():
     model = transformer.Transformer(9, 8, width=8, heads=2, feed_forward=6, layers=2)
     p, rng = model.init(0), np.random.RandomState(0)
     source, target = rng.randint(3, 9, (3, 4)), rng.randint(3, 8, (3, 5))
-    at = np.array([0, 2, 4])
-    logits = model.forward(p, source, target)[0]
-    np.testing.assert_allclose(
-        model.logits_at(p, source, target, at)[0], logits[np.arange(3), at], rtol=1e-12
-    )
-    with pytest.raises(ValueError, match="keep must have shape"):
-        model.logits_at(p, source, target, at, keep=np.ones((3, 5), bool))
+    own = model.forward(p, (source, target))
+    assert own.weights.shape == (3, 5, 4) and own.layers.shape == (3, 2, 4, 4)
+    keep = np.ones(own.weights.shape, dtype=bool)
+    keep[:, 2, 1] = False  # word 2 may not read source word 1, in any layer or head
+    changed = model.forward(p, (source, target), keep=keep)
+    np.testing.assert_array_equal(changed.output[:, :2], own.output[:, :2])
+    assert np.all(changed.parts["cross"][0][:, :, 2, 1] == 0)
+    with pytest.raises(ValueError, match="cannot take weights: its cross-attention holds 2 heads"):
+        model.forward(p, (source, target), weights=own.weights)
 
 
 # ------------------------------------------------------------------ batches of mixed lengths
@@ -325,11 +327,11 @@ def test_a_padded_batch_computes_each_sentence_as_if_alone(norm_first):
     params = model.init(3)
     sources, targets, (source, m), (target, n) = padded_example()
     assert (source[1, 2:] == 0).all() and list(m) == [4, 2, 6]
-    logits = model.forward(params, source, target, m, n)[0]
+    logits = model.forward(params, (source, target, m, n)).output
     for i, (s, t) in enumerate(zip(sources, targets)):
-        alone = model.forward(params, s[None], t[None])[0][0]
+        alone = model.forward(params, (s[None], t[None])).output[0]
         np.testing.assert_allclose(logits[i, : len(t)], alone, rtol=0, atol=1e-12)
-    unmasked = model.forward(params, source, target)[0]  # the padding read as words
+    unmasked = model.forward(params, (source, target)).output  # the padding read as words
     assert np.abs(unmasked[1, :3] - logits[1, :3]).max() > 1e-3
 
 
@@ -374,13 +376,17 @@ def test_mixed_batches_draw_every_length_and_pad_after_each_end():
     "call, error, message",
     [
         (
-            lambda mo, p, s, t: mo.forward(p, s, t, np.array([4, 2]), None),
+            lambda mo, p, s, t: mo.forward(p, (s, t, np.array([4, 2]), None)),
             ValueError,
             "one length per sentence",
         ),
-        (lambda mo, p, s, t: mo.forward(p, s, t, np.array([4, 2, 7]), None), ValueError, "lengths"),
         (
-            lambda mo, p, s, t: mo.forward(p, s, t, np.array([4.0, 2, 6]), None),
+            lambda mo, p, s, t: mo.forward(p, (s, t, np.array([4, 2, 7]), None)),
+            ValueError,
+            "lengths",
+        ),
+        (
+            lambda mo, p, s, t: mo.forward(p, (s, t, np.array([4.0, 2, 6]), None)),
             TypeError,
             "lengths",
         ),

@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 from gradcheck import numeric_gradient
 
-from attention_measured.core import attention, training
+from attention_measured.core import training
 from attention_measured.core.params import Params
 from attention_measured.experiments import cloze_runs
 from attention_measured.measures import cloze_recall
 from attention_measured.models import cloze_head
 from attention_measured.tasks import cloze
+
+HEAD = cloze_head.Head()  # every head's forward pass: its parameters say which query
 
 # Sentences for the gradient checks: three lengths (so there is padding), and
 # "and" twice in the first, so the embedding scatter-add meets a repeated token.
@@ -97,34 +99,34 @@ def test_initial_weights_are_drawn_in_the_demos_order():
         0.1 * state.randn(*shape) for shape in [(98, 24), (24, 24), (24, 24), (24, 24), (24, 98)]
     ]
     for query in cloze_head.QUERIES:
-        params = cloze_head.init_params(0, query)
+        params = cloze_head.Head(query).init(0)
         assert isinstance(params, Params)
         for name, want in zip(["E", "W_Q", "W_K", "W_V", "W_O"], expected):
             assert np.array_equal(params[name], want), (query, name)
     # a variant's extra array is drawn last, after the demo's five
-    mask = cloze_head.init_params(0, "mask").mask_embedding
+    mask = cloze_head.Head("mask").init(0).mask_embedding
     np.testing.assert_array_equal(mask, 0.1 * state.randn(24))
-    assert cloze_head.init_params(0, "position").positions.shape == (cloze.MAX_LEN, 24)
-    assert list(cloze_head.init_params(0, "token")) == ["E", "W_Q", "W_K", "W_V", "W_O"]
-    assert list(cloze_head.init_params(0, "mask"))[-1] == "mask_embedding"
-    assert cloze_head.init_params(0, "token").size == 98 * 24 * 2 + 3 * 24 * 24
+    assert cloze_head.Head("position").init(0).positions.shape == (cloze.MAX_LEN, 24)
+    assert list(cloze_head.Head("token").init(0)) == ["E", "W_Q", "W_K", "W_V", "W_O"]
+    assert list(cloze_head.Head("mask").init(0))[-1] == "mask_embedding"
+    assert cloze_head.Head("token").init(0).size == 98 * 24 * 2 + 3 * 24 * 24
 
 
 @pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_query_kind_reads_the_kind_back_from_the_parameters(query):
-    assert cloze_head.query_kind(cloze_head.init_params(3, query)) == query
+    assert cloze_head.query_kind(cloze_head.Head(query).init(3)) == query
 
 
 def test_head_params_takes_a_training_result_or_params():
-    params = cloze_head.init_params(0)
+    params = cloze_head.Head().init(0)
     result = training.Trained(cloze_head.Head(), params, np.ones(1))
     assert cloze_head.head_params(result) is params and cloze_head.head_params(params) is params
     with pytest.raises(TypeError, match="model must be a trained head"):
         cloze_head.head_params(training.Trained("another model", params, np.ones(1)))
     with pytest.raises(TypeError, match="model must be a trained head"):
         cloze_head.head_params({"E": params.E})
-    with pytest.raises(TypeError, match="batch must be a Batch"):
-        cloze_head.forward(params, SMALL)
+    with pytest.raises(TypeError, match="sentences must be a list"):
+        HEAD.forward(params, 42)
 
 
 def test_no_global_random_state_is_touched():
@@ -158,10 +160,10 @@ def _random_entries(shape, rng, count):
 @pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_backward_matches_finite_differences_for_every_array(query):
     batch = cloze.make_batch(SMALL)
-    params = cloze_head.init_params(7, query)
+    params = cloze_head.Head(query).init(7)
     for array in params.arrays().values():
         array *= 3.0  # larger weights: attention far from uniform
-    grads = cloze_head.backward(params, batch, cloze_head.forward(params, batch))
+    grads = HEAD.summed_loss_and_grads(params, batch)[1]
     pick = np.random.RandomState(1)
     used = np.unique(batch.targets)
     assert list(grads) == list(params)
@@ -176,7 +178,7 @@ def test_backward_matches_finite_differences_for_every_array(query):
 
         def loss(array=array, entries=entries, probe=probe):
             array.reshape(-1)[entries] = probe
-            return cloze_head.forward(params, batch).loss  # the loss the page reports
+            return HEAD.forward(params, batch).parts["loss"]  # the loss the page reports
 
         numeric = numeric_gradient(loss, probe)
         analytic = grads[name].reshape(-1)[entries]
@@ -216,49 +218,51 @@ def _minus_log_true(params, batch):
 @pytest.mark.parametrize("query", cloze_head.QUERIES)
 def test_the_reported_loss_is_the_summed_minus_log_of_the_true_tokens(query):
     batch = cloze.make_batch(SMALL)
-    params = cloze_head.init_params(4, query)
-    fwd = cloze_head.forward(params, batch)
+    params = cloze_head.Head(query).init(4)
+    fwd = HEAD.forward(params, batch)
     rows = np.arange(batch.n_predicted)
-    assert fwd.loss == pytest.approx(-np.log(fwd.probs[rows, batch.targets]).sum(), rel=1e-12)
-    assert fwd.loss == pytest.approx(_minus_log_true(params, batch).sum(), rel=1e-12)
-    loss, grads = cloze_head.loss_and_gradients(params, batch)
-    assert loss == fwd.loss
+    assert fwd.parts["loss"] == pytest.approx(
+        -np.log(fwd.parts["probs"][rows, batch.targets]).sum(), rel=1e-12
+    )
+    assert fwd.parts["loss"] == pytest.approx(_minus_log_true(params, batch).sum(), rel=1e-12)
+    loss, grads = HEAD.summed_loss_and_grads(params, batch)
+    assert loss == fwd.parts["loss"]
     # Head, what the training loop calls: the mean per token, the gradient averaged over sentences
     mean, averaged = cloze_head.Head().loss_and_grads(params, batch)
-    assert mean == pytest.approx(fwd.loss / batch.n_predicted, rel=1e-15)
+    assert mean == pytest.approx(fwd.parts["loss"] / batch.n_predicted, rel=1e-15)
     for name in params:
         np.testing.assert_allclose(averaged[name], grads[name] / len(SMALL), rtol=1e-15)
 
 
 def test_the_loss_stays_exact_where_the_true_token_is_almost_impossible():
     batch = cloze.make_batch([["everyone", "has", "the"]])
-    params = cloze_head.init_params(2)
+    params = cloze_head.Head().init(2)
     params.W_O *= 20000.0  # probabilities below 1e-350 underflow to 0: their log would be -inf
-    fwd = cloze_head.forward(params, batch)
+    fwd = HEAD.forward(params, batch)
     by_hand = _minus_log_true(params, batch)
-    assert by_hand.max() > 800 and fwd.probs[np.arange(3), batch.targets].min() == 0.0
-    assert np.isfinite(fwd.loss)
-    assert fwd.loss == pytest.approx(by_hand.sum(), rel=1e-12)
+    assert by_hand.max() > 800 and fwd.parts["probs"][np.arange(3), batch.targets].min() == 0.0
+    assert np.isfinite(fwd.parts["loss"])
+    assert fwd.parts["loss"] == pytest.approx(by_hand.sum(), rel=1e-12)
 
 
 def test_finite_differences_of_the_reported_loss_on_a_tiny_batch():
     batch = cloze.make_batch([["everyone", "has", "the"], ["no", "one"]])
-    params = cloze_head.init_params(9, "position")
+    params = cloze_head.Head("position").init(9)
     for array in params.values():
         array *= 5.0
-    grads = cloze_head.backward(params, batch, cloze_head.forward(params, batch))
+    grads = HEAD.summed_loss_and_grads(params, batch)[1]
     for name in ("W_Q", "W_K", "W_V", "positions"):
-        numeric = numeric_gradient(lambda: cloze_head.forward(params, batch).loss, params[name])
+        numeric = numeric_gradient(lambda: HEAD.forward(params, batch).parts["loss"], params[name])
         np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-7, err_msg=name)
     rows = [cloze.TOKEN_ID[w] for w in ("everyone", "has", "the", "no", "one")]
-    numeric = numeric_gradient(lambda: cloze_head.forward(params, batch).loss, params.E)
+    numeric = numeric_gradient(lambda: HEAD.forward(params, batch).parts["loss"], params.E)
     np.testing.assert_allclose(grads.E[rows], numeric[rows], rtol=1e-5, atol=1e-7)
 
 
 def test_padding_does_not_change_a_sentence():
-    params = cloze_head.init_params(2, "token")
-    alone = cloze_head.forward(params, cloze.make_batch([SMALL[1]]))
-    padded = cloze_head.forward(params, cloze.make_batch(SMALL))
+    params = cloze_head.Head("token").init(2)
+    alone = HEAD.forward(params, cloze.make_batch([SMALL[1]]))
+    padded = HEAD.forward(params, cloze.make_batch(SMALL))
     n = len(SMALL[1])
     np.testing.assert_allclose(padded.weights[1, :n, :n], alone.weights[0], atol=1e-15)
     assert not padded.weights[1, n:].any() and not padded.weights[1, :, n:].any()
@@ -266,7 +270,7 @@ def test_padding_does_not_change_a_sentence():
 
 @pytest.mark.parametrize("query, blind", [("token", False), ("mask", True), ("position", True)])
 def test_only_the_token_query_sees_the_token_it_predicts(query, blind):
-    params = cloze_head.init_params(4, query)
+    params = cloze_head.Head(query).init(4)
     changed = list(cloze.DISPLAY)
     changed[5] = "slavery"  # "free" -> "slavery"
     before, after = (
@@ -301,7 +305,7 @@ def test_training_lowers_the_loss_and_reads_the_display_sentence(trained):
 def test_the_loss_curve_is_the_mean_loss_per_token_before_each_step():
     result = cloze_runs.train(seed=4, epochs=3, query="mask")
     batch = cloze.make_batch(cloze.SENTENCES)
-    start = cloze_head.forward(cloze_head.init_params(4, "mask"), batch).loss / batch.n_predicted
+    start = HEAD.forward(cloze_head.Head("mask").init(4), batch).parts["loss"] / batch.n_predicted
     assert result.curve[0] == pytest.approx(start, rel=1e-12)
     assert len(result.curve) == 3 and result.model.query == "mask"
     assert isinstance(result, training.Trained)  # the one shape of every training
@@ -364,7 +368,7 @@ def test_loss_rows_keep_the_first_and_every_twentieth_iteration():
 
 def test_csv_files(tmp_path):
     curve = np.linspace(4.5846, 0.01, 4000)
-    result = training.Trained(cloze_head.Head(), cloze_head.init_params(0), curve)
+    result = training.Trained(cloze_head.Head(), cloze_head.Head().init(0), curve)
     loss_path, weights_path = cloze_runs.write_csvs(result, tmp_path / "out")
     assert loss_path.name == "attention_loss.csv" and weights_path.name == "attention_weights.csv"
     number = r"-?\d+\.\d{6}"
@@ -409,30 +413,11 @@ def test_a_bad_nudge_is_refused(nudge, error, message):
         cloze_runs.train(epochs=1, nudge=nudge)
 
 
-@pytest.mark.parametrize("query", cloze_head.QUERIES)
-def test_the_readable_head_equals_the_batched_forward(query):
-    params = cloze_head.init_params(2, query)
-    batch = cloze.make_batch(cloze.SENTENCES[:3])
-    fwd = cloze_head.forward(params, batch)
-    queries = np.ascontiguousarray(fwd.queries)
-    scores, weights = cloze_head.read(params, queries, fwd.embedded, keep=batch.allowed)
-    np.testing.assert_allclose(weights, fwd.weights, rtol=1e-12, atol=1e-15)
-    real = scores.reshape(-1, len(cloze.VOCAB))[batch.real]
-    np.testing.assert_allclose(attention.softmax(real), fwd.probs, rtol=1e-10, atol=1e-15)
-    # weights put in place of the head's own give back the head's output
-    again, _ = cloze_head.read(params, queries, fwd.embedded, weights=fwd.weights)
-    np.testing.assert_allclose(again, scores, rtol=1e-12, atol=1e-15)
-    with pytest.raises(ValueError, match="must share N"):
-        cloze_head.read(params, queries[:1], fwd.embedded)
-    with pytest.raises(TypeError, match="keep must be boolean"):
-        cloze_head.read(params, queries, fwd.embedded, keep=np.ones(fwd.weights.shape))
-
-
 @pytest.mark.parametrize(
     "call, error, message",
     [
         (
-            lambda: cloze_head.forward(Params(), cloze.make_batch([cloze.DISPLAY])),
+            lambda: HEAD.forward(Params(), cloze.make_batch([cloze.DISPLAY])),
             ValueError,
             "params",
         ),

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_measured.experiments import adversary_runs, explanation_runs, subjects
+from attention_measured.experiments import adversary_runs, explanation_runs, registry
 from attention_measured.measures import explanations
 
 
@@ -13,8 +13,10 @@ def stored():
 
 
 def test_the_stored_verdict_covers_every_model_on_every_seed(stored):
-    assert set(stored) == set(subjects.MODELS)
-    for model, (family, _, seeds) in subjects.MODELS.items():
+    assert set(stored) == set(registry.MODELS)
+    for model, (family, seeds, _) in (
+        (m, (e.family, e.seeds, e.explain)) for m, e in registry.MODELS.items()
+    ):
         entry = stored[model]
         assert entry["family"] == family and list(entry["cards"]) == list(seeds)
         assert 0.0 <= entry["between seeds"] <= np.log(2)
@@ -50,7 +52,7 @@ def test_stored_cards_are_what_the_code_computes(stored, model, seed):
 
 
 def test_between_seeds_is_the_median_divergence_of_seed_pairs(stored):
-    weights = [subjects.heads_subject("one head", seed).weights for seed in (0, 1, 2)]
+    weights = [registry.heads_subject("one head", seed).weights for seed in (0, 1, 2)]
     pairs = [(0, 1), (0, 2), (1, 2)]
     expected = np.median(
         np.concatenate([explanations.jensen_shannon(weights[a], weights[b]) for a, b in pairs])
@@ -83,7 +85,7 @@ def test_spread_gives_the_median_and_range_or_the_reason():
 
 
 def test_a_missing_verdict_file_says_how_to_make_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match="verdict.write"):
+    with pytest.raises(FileNotFoundError, match="explanation_runs.write"):
         explanation_runs.stored(tmp_path / "none.json")
 
 

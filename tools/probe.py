@@ -54,14 +54,15 @@ def _targets():
     import attention_measured
 
     found = {}
-    for info in pkgutil.iter_modules(attention_measured.__path__):
-        module = importlib.import_module(f"attention_measured.{info.name}")
+    for info in pkgutil.walk_packages(attention_measured.__path__, "attention_measured."):
+        module = importlib.import_module(info.name)
+        short = info.name.removeprefix("attention_measured.")
         for name, obj in vars(module).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue
             if inspect.isfunction(obj):
                 inner = inspect.unwrap(obj)
-                found[inner.__code__] = (info.name, name, obj, "function")
+                found[inner.__code__] = (short, name, obj, "function")
             elif inspect.isclass(obj):
                 for attr, member in vars(obj).items():
                     function = member.__func__ if isinstance(member, staticmethod) else member
@@ -71,7 +72,7 @@ def _targets():
                         continue
                     inner = inspect.unwrap(function)
                     kind = "constructor" if attr == "__init__" else "method"
-                    found[inner.__code__] = (info.name, f"{name}.{attr}", obj, kind)
+                    found[inner.__code__] = (short, f"{name}.{attr}", obj, kind)
     return found
 
 
@@ -220,7 +221,7 @@ def probe(calls) -> dict:
         for arg, value in values.items():
             if arg == "self" or isinstance(value, types.ModuleType):
                 continue
-            if key.startswith("checks.") and arg == "name":  # the checker's label, not input
+            if key.startswith("core.checks.") and arg == "name":  # the checker's label, not input
                 continue
             parameter = signature.parameters.get(arg)
             default = None if parameter is None else parameter.default
@@ -243,7 +244,7 @@ def probe(calls) -> dict:
                     signal.alarm(0)
                     plt.close("all")
                 # a checker names the argument it is told to check, not its own parameter
-                checked = key.startswith("checks.") and arg == "value"
+                checked = key.startswith("core.checks.") and arg == "value"
                 named = values.get("name", arg) if checked else arg
                 outcome = _outcome(error, str(named), label)
                 counts[outcome] += 1

@@ -14,7 +14,7 @@ from ..experiments import cloze_runs
 from ..experiments.cloze_runs import train
 from ..measures import cloze_recall, removal
 from ..models import cloze_head
-from ..models.cloze_head import attention_weights, check_query, predict, removal_effects
+from ..models.cloze_head import attention_weights, check_query, predict
 from ..tasks import cloze
 from ..tasks.cloze import SENTENCES, VOCAB, encode
 from . import pages, plots
@@ -33,7 +33,7 @@ def sentence_report(index: int, seed: int = 0, query: str = "token") -> dict:
     weights = attention_weights(run, tokens)
     probs = predict(run, tokens)
     heaviest = weights.argmax(axis=1)
-    effects = removal.effects(*removal_effects(run, tokens))
+    effects = removal.effects(*run.model.removal_effects(run.params, tokens))
     rows = np.arange(len(tokens))
     return {
         "tokens": tokens,

@@ -34,7 +34,7 @@ import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ..core import checks
-from ..core.attention import sinusoidal_positions
+from ..core.attention import sinusoidal_positions, softmax
 from . import phone_figures, plots
 
 QUERY = plots.RUNS[1]  # orange: what asks
@@ -647,7 +647,7 @@ def feed_forward_layer():
     fig, ax = _canvas(3.5)
     rng = np.random.RandomState(4)
     scores = np.array([-0.55, 0.2, -0.85, 0.95, -0.3, 0.1, -0.7, 0.45])
-    weights = np.exp(scores) / np.exp(scores).sum()
+    weights = softmax(scores)
     xs = 1.55 + np.arange(8) * 0.45
     states = rng.uniform(-1, 1, (8, 3))
     zero = 1.45
@@ -728,7 +728,7 @@ def self_attention_matrices(steps: int = 4):
     cell = 0.26
     top = 2.35
     scores = rng.normal(size=(steps, steps))
-    weights = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    weights = softmax(scores)
 
     def grid(left, values, colour, rows, cols, label):
         for i in range(rows):

@@ -1,6 +1,6 @@
 """Part V's explorers: one example's rankings against its true cause, for any model and method.
 
-Each only draws and describes what :mod:`attention_measured.experiments.subjects` and
+Each only draws and describes what :mod:`attention_measured.experiments.registry` and
 :mod:`attention_measured.measures.explanations` compute, and hands the two to
 :mod:`attention_measured.book.widgets`, live or as a static twin.
 """
@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 
 from ..core import checks
-from ..experiments import explanation_runs, subjects
+from ..experiments import explanation_runs, registry
 from ..measures import explanations
 from . import pages, plots
 from .widgets import Control, explorer
@@ -43,13 +43,13 @@ LIVE_EXAMPLES = 100  # the live widget's examples of each model
 
 def first_seed(model: str) -> int:
     """The seed a model is explored at: its first (Part I's is the lesson's run 1)."""
-    return subjects.MODELS[checks.choice(model, "model", subjects.MODELS)][2][0]
+    return registry.MODELS[checks.choice(model, "model", registry.MODELS)].seeds[0]
 
 
 @functools.lru_cache(maxsize=32)
 def _subject(model: str, seed: int) -> explanations.Subject:
     """The model's Subject explored; of several (one per length), the middle one."""
-    made = subjects.subjects(model, seed)
+    made = registry.subjects(model, seed)
     return made[len(made) // 2]
 
 
@@ -152,7 +152,7 @@ def rank_an_example(static: bool = False):
     """Pick a model, a ranking method and an example; see where the true cause falls."""
     methods = [*RANKINGS, "rollout", "flow"]
     controls = {
-        "model": Control("model", subjects.MODELS, twin=TWIN_MODELS),
+        "model": Control("model", registry.MODELS, twin=TWIN_MODELS),
         "method": Control("ranking", methods, "leave one out", twin=methods[:-1]),
         "example": Control("example", range(LIVE_EXAMPLES), twin=TWIN_EXAMPLES),
     }

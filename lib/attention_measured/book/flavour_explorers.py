@@ -10,14 +10,12 @@ from matplotlib.patches import Rectangle
 from ..core import checks
 from ..core.losses import sigmoid
 from ..experiments import flavour_runs, head_runs, order_runs, story_runs
-from ..experiments.flavour_runs import lesson_measures, lesson_run
+from ..experiments.flavour_runs import reader_measures, reader_run
 from ..experiments.head_runs import HEAD_CHOICES, HEADS_SEED, heads_data, heads_run
 from ..experiments.order_runs import order_data, order_run
 from ..experiments.story_runs import memory_data, memory_run
 from ..measures import removal
-from ..measures.markers import removal_effects
 from ..models import hierarchical
-from ..models.heads import head_removal_effects
 from ..models.order_reader import POSITIONS
 from ..tasks import documents, marked_step, order
 from ..tasks.marked_step import lesson_data
@@ -42,12 +40,12 @@ def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> 
     chosen = heldout[checks.index(example, "example", len(heldout))]
     weights, effects, probs, results = [], [], [], []
     for seed in seeds:
-        model, params, _ = lesson_run(flavour, seed)
-        p, p_without = removal_effects((model, params), chosen.inputs)
-        weights.append(model.forward(params, chosen.inputs).attention.weights[0, 0])
+        model, params, _ = reader_run(flavour, seed)
+        p, p_without = removal.removal_effects(model, params, chosen.inputs)
+        weights.append(model.forward(params, chosen.inputs).weights[0])
         effects.append(removal.effects(p, p_without)[0])
         probs.append(float(p[0]))
-        results.append(lesson_measures(flavour, seed))
+        results.append(reader_measures(flavour, seed))
     return {
         "readings": chosen.inputs[0, :, 0],
         "marker": int(chosen.marked[0, 0]),
@@ -70,8 +68,8 @@ def head_report(choice: str, example: int = 0, seed: int = HEADS_SEED) -> dict:
     heldout = heads_data()[1]
     chosen = heldout[checks.index(example, "example", len(heldout))]
     model, params, _ = heads_run(heads, seed)
-    _, weights = model.forward(params, chosen.inputs)
-    p, without = head_removal_effects(model, params, chosen.inputs)
+    weights = model.forward(params, chosen.inputs).weights
+    p, without = model.removal_effects(params, chosen.inputs)
     readings = chosen.inputs[0, :, 0]
     return {
         "readings": readings,
@@ -96,8 +94,8 @@ def order_report(example: int = 0, shuffle: int = 0, seed: int = 0) -> dict:
     probs, maps = {}, {}
     for positions in POSITIONS:
         model, params, _ = order_run(positions, seed)
-        logit, weights, _ = model.forward(params, tokens[None])
-        probs[positions], maps[positions] = float(sigmoid(logit[0])), weights[0]
+        out = model.forward(params, tokens[None])
+        probs[positions], maps[positions] = float(sigmoid(out.output[0])), out.weights[0]
     return {"tokens": tokens, "label": int(a < b), "p": probs, "weights": maps}
 
 
@@ -121,14 +119,15 @@ def hop_report(story: int = 0, hop: int = 1, hops: int = HOPS_SHOWN, seed: int =
         test.answers[index : index + 1],
         test.facts[index : index + 1],
     )
-    logits, weights, _ = model.forward(params, *encode(one))
+    out = model.forward(params, encode(one))
+    logits, weights = out.output, out.weights
     n = len(one.sentences[0])
     return {
         "sentences": one.sentences[0],
         "question": one.questions[0],
         "answer": PLACES[one.answers[0]],
         "facts": tuple(int(f) for f in one.facts[0]),
-        "weights": weights[hop - 1, 0, :n],
+        "weights": weights[0, hop - 1, :n],
         "prediction": PLACES[int(logits[0].argmax())],
         "hop": hop,
     }
@@ -426,8 +425,8 @@ def document_weights(
     axes = np.atleast_2d(axes)
     j, t = doc.trigger[0]
     for k, (seed, params) in enumerate(trained.items()):
-        fwd = model.forward(params, doc.tokens)
-        words = model.word_weights(fwd)[0]
+        out = model.forward(params, doc.tokens)
+        words = out.parts["word weights"][0]
         heat, bars = axes[k]
         plots.heatmap(
             heat,
@@ -454,7 +453,7 @@ def document_weights(
         heat.set_ylabel("")
         bars.barh(
             range(sentences),
-            fwd.attention.weights[0, 0],
+            out.weights[0],
             color=[plots.MARKER if i == j else plots.RUNS[k % 2] for i in range(sentences)],
         )
         bars.set_ylim(sentences - 0.5, -0.5)

@@ -4,7 +4,7 @@
 - :func:`binary_cross_entropy`    mean −log p of the true label, for logits (N,) and labels 0/1
 - :func:`log_softmax`, :func:`softmax_cross_entropy`  for rows of logits over V classes
 - :func:`softmax_and_summed_cross_entropy`  both of Part II's at once, from one exponential
-- :func:`squared_error`           mean squared error, for regression (Part III's addition problem)
+- :func:`squared_error_and_gradient`  mean squared error, for regression (Part III's addition)
 
 Each ``*_and_gradient`` function returns the loss it reports together with the gradient of
 exactly that loss, so a backward pass never differentiates one quantity while the page prints

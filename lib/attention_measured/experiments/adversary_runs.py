@@ -28,8 +28,8 @@ Where the book differs from their code (sarahwie/attention, ``model/Binary_Class
 
 KL's logarithms are of a + 1e-10, as in their ``kld``, so a step the base gives no weight costs
 a finite amount.  :func:`adversary` trains one, remembered; :func:`report` measures it on the
-held-out sequences; :class:`LessonNetwork` and :class:`FlavourNetwork` put a network behind
-the one interface the loss needs; :data:`MODELS` names the models it runs on (Part I's
+held-out sequences; any model of the book's protocol with a ``backward`` that takes a gradient
+for its weights can be trained so; :data:`MODELS` names the models it runs on (Part I's
 network and the flavours of Part III, section 4, all on Part I's task).
 """
 
@@ -42,17 +42,16 @@ from ..core.losses import sigmoid
 from ..core.params import Params
 from ..core.training import Trained, fit
 from ..machinery.cache import remembered
-from ..measures.explanations import jensen_shannon
-from ..models import reader, single_query
+from ..measures.explanations import jensen_shannon, output_change
 from ..tasks import marked_step
-from . import flavour_runs, subjects
+from . import flavour_runs, marked_step_runs, registry
 
 LAMBDAS = (0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)  # λ on the book's scale (see above)
 
 
 EPOCHS, LEARNING_RATE = (
-    flavour_runs.LESSON_EPOCHS,
-    flavour_runs.LESSON_LEARNING_RATE,
+    flavour_runs.EPOCHS,
+    flavour_runs.LEARNING_RATE,
 )  # Adam, as theirs
 
 
@@ -63,15 +62,6 @@ LOG_FLOOR = 1e-10  # Wiegreffe and Pinter's kld: log(a + 1e-10)
 
 
 MODELS = ("Part I network", *flavour_runs.SIDE_BY_SIDE)
-
-
-def tvd(p, q) -> np.ndarray:
-    """Total variation distance between two binary predictions, P(label 1) p and q (N,): (N,),
-    ½ Σ over both classes of |difference| = |p − q|."""
-    p, q = checks.array(p, "p", copy=False), checks.array(q, "q", copy=False)
-    if p.shape != q.shape:
-        raise ValueError(f"p and q differ in shape: {p.shape}, {q.shape}")
-    return np.abs(p - q)
 
 
 def kl(a, b) -> np.ndarray:
@@ -88,54 +78,30 @@ def _shares(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights / total, total
 
 
-class LessonNetwork:
-    """Part I's network (:func:`single_query.forward`) as :class:`Adversarial` trains it:
-    ``run(params, inputs (N, T, C))`` gives (logit (N,), weights (N, T), the pass) and
-    ``backward`` the parameters' gradients from the logit's and the weights'."""
-
-    def run(self, params, inputs):
-        fwd = single_query.forward(params, inputs)
-        return fwd.logit, fwd.weights, fwd
-
-    def backward(self, params, inputs, fwd, grad_logit, grad_weights):
-        return single_query.backward_from(params, inputs, fwd, grad_logit, grad_weights)
-
-
-class FlavourNetwork:
-    """A Part III flavour's :class:`reader.Reader` as :class:`Adversarial` trains it, with
-    :class:`LessonNetwork`'s ``run`` and ``backward``."""
-
-    def __init__(self, model: reader.Reader):
-        self.model = model
-
-    def run(self, params, inputs):
-        fwd = self.model.forward(params, inputs)
-        return fwd.output, fwd.attention.weights[:, 0], fwd
-
-    def backward(self, params, inputs, fwd, grad_logit, grad_weights):
-        return self.model.backward(params, inputs, fwd, grad_logit, grad_weights)
-
-
 class Adversarial:
-    """Wiegreffe and Pinter's loss on any network of :data:`MODELS`, for
-    :func:`attention_measured.core.training.fit`: ``loss_and_grads(params, inputs)`` with inputs (N,
-    T, C), against the base's P(label 1) (N,) and weights (N, T) on those inputs."""
+    """Wiegreffe and Pinter's loss on any model of the book's protocol whose output is a logit
+    and whose ``backward`` takes a gradient for its weights (:data:`MODELS`), for
+    :func:`~attention_measured.core.training.fit`: ``loss_and_grads(params, inputs)``, against
+    the base's P(label 1) (N,) and weights (N, T) on those inputs."""
 
-    def __init__(self, network, strength: float, base_probability, base_weights):
-        self.network = network
+    def __init__(self, model, strength: float, base_probability, base_weights):
+        if not callable(getattr(model, "backward", None)) or model.output_kind != "logit":
+            raise TypeError("model must answer a logit and take gradients for its weights")
+        self.model = model
         self.strength = checks.real(strength, "strength", low=0.0)
         self.base_probability = checks.array(base_probability, "base_probability", ndim=1)
         self.base_shares = _shares(checks.array(base_weights, "base_weights", ndim=2))[0]
 
     def loss_and_grads(self, params, inputs):
         """(L, gradients): L = mean TVD − λ · mean KL, as in the module's docstring."""
-        logit, weights, fwd = self.network.run(params, inputs)
+        out = self.model.forward(params, inputs)
+        logit, weights = out.output, out.weights
         n = len(logit)
         p = sigmoid(logit)
         gap = p - self.base_probability
         shares, total = _shares(weights)
         loss = (
-            tvd(p, self.base_probability).mean()
+            output_change(p, self.base_probability).mean()
             - self.strength * kl(shares, self.base_shares).mean()
         )
         log_ratio = np.log(shares + LOG_FLOOR) - np.log(self.base_shares + LOG_FLOOR)
@@ -144,16 +110,17 @@ class Adversarial:
         grad_shares = -self.strength / n * (log_ratio + shares / (shares + LOG_FLOOR))
         through = (grad_shares * shares).sum(axis=1, keepdims=True)
         grad_weights = (grad_shares - through) / total
-        return loss, self.network.backward(params, inputs, fwd, grad_logit, grad_weights)
+        return loss, self.model.backward(params, inputs, out, grad_logit, grad_weights)
 
 
 def _base(model: str, seed: int):
-    """(network, base params, training and held-out sequences) of ``model`` from ``seed``."""
+    """(the model, its base params, training and held-out sequences) of ``model`` from
+    ``seed``."""
     train, heldout = marked_step.lesson_data()
     if model == "Part I network":
-        return LessonNetwork(), subjects.lesson_network(seed), train, heldout
-    trained = flavour_runs.lesson_run(checks.choice(model, "model", MODELS), seed)
-    return FlavourNetwork(trained.model), trained.params, train, heldout
+        return marked_step_runs.MODEL, registry.single_query_network(seed), train, heldout
+    trained = flavour_runs.reader_run(checks.choice(model, "model", MODELS), seed)
+    return trained.model, trained.params, train, heldout
 
 
 @remembered
@@ -163,8 +130,8 @@ def adversary(model: str, seed: int, strength: float) -> Trained:
     parameters, on Part I's 360 training sequences: a Trained (the :class:`Adversarial`,
     params, curve)."""
     network, base, train, _ = _base(model, checks.seed(seed))
-    logit, weights, _ = network.run(base, train.inputs)
-    loss = Adversarial(network, strength, sigmoid(logit), weights)
+    own = network.forward(base, train.inputs)
+    loss = Adversarial(network, strength, sigmoid(own.output), own.weights)
     params = Params({name: np.array(value) for name, value in base.items()})  # a copy, to train
     curve = fit(loss, params, train.inputs, None, EPOCHS, LEARNING_RATE)
     return Trained(loss, params, curve)
@@ -177,14 +144,19 @@ def report(model: str, seed: int, strength: float) -> dict[str, float]:
     "accuracy", "base accuracy"} (accuracy: the share of labels predicted)."""
     network, base, _, heldout = _base(model, checks.seed(seed))
     params = adversary(model, seed, strength).params
-    base_logit, base_weights, _ = network.run(base, heldout.inputs)
-    logit, weights, _ = network.run(params, heldout.inputs)
+    base_out, out = network.forward(base, heldout.inputs), network.forward(params, heldout.inputs)
+    base_logit, base_weights, logit, weights = (
+        base_out.output,
+        base_out.weights,
+        out.output,
+        out.weights,
+    )
     divergence = jensen_shannon(_shares(weights)[0], _shares(base_weights)[0])
     labels = heldout.labels
     return {
         "JSD": float(np.median(divergence)),
         "JSD mean": float(divergence.mean()),
-        "TVD": float(tvd(sigmoid(logit), sigmoid(base_logit)).mean()),
+        "TVD": float(output_change(sigmoid(logit), sigmoid(base_logit)).mean()),
         "accuracy": float(((logit > 0) == labels).mean()),
         "base accuracy": float(((base_logit > 0) == labels).mean()),
     }

@@ -26,7 +26,7 @@ from ..measures.cloze_recall import (
     swapped_correct,
     top1_accuracy,
 )
-from ..models.cloze_head import Head, attention_weights, check_query, forward, init_params
+from ..models.cloze_head import Head, attention_weights, check_query
 from ..tasks.cloze import DISPLAY, SENTENCES, TOKEN_ID, check_sentences, encode, make_batch
 
 LEARNING_RATE = 0.02
@@ -65,10 +65,10 @@ def train(
     nudge = checks.real(nudge, "nudge")
     token_lists = [list(s) for s in SENTENCES] if sentences is None else check_sentences(sentences)
     batch = make_batch(token_lists)
-    params = init_params(seed, query)
+    head = Head(query, token_lists)
+    params = head.init(seed)
     if nudge:
         params.E[0, 0] += nudge
-    head = Head(query, token_lists)
     curve = fit(head, params, batch, None, epochs, LEARNING_RATE, progress=progress)
     return Trained(head, params, curve)
 
@@ -227,7 +227,7 @@ def heldout_experiment(
         for query in queries:
             params = train(seed, epochs, query, sentences=training, nudge=nudge).params
             hits[query][f] = np.count_nonzero(
-                forward(params, batch).probs.argmax(axis=-1) == batch.targets
+                Head().forward(params, batch).parts["probs"].argmax(axis=-1) == batch.targets
             )
             if query == "token":
                 hits["token_swapped"][f] = np.count_nonzero(swapped_correct(params, batch, "next"))
@@ -250,7 +250,7 @@ def heldout_experiment(
 
 def bound_runs(queries=BOUND_QUERIES, nudges=BOUND_NUDGES, progress: bool = False) -> list[dict]:
     """Section 4's chaotic runs, on this machine's arithmetic: for each query of ``queries`` and
-    each nudge of ``nudges`` (added to one initial weight, :func:`udhr.train`), the head trained
+    each nudge of ``nudges`` (added to one initial weight, :func:`train`), the head trained
     from seed 0, as {"query", "nudge", "final loss", "recall"}: its last loss per token and the
     share of training tokens it recalls (:func:`top1_accuracy`).  ``progress``: a tqdm bar.
     """

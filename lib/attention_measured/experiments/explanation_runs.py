@@ -1,7 +1,7 @@
 """Part V, the closing table: every model of the book through every measure, over its seeds.
 
 :func:`card` runs :func:`~.explanations.scorecard` on one model and seed.  The whole sweep
-(:func:`sweep`, every model of :data:`~.subjects.MODELS` on each of its seeds, 166 cards and 23
+(:func:`sweep`, every model of :data:`~.registry.MODELS` on each of its seeds, 166 cards and 23
 yardsticks) takes a few minutes on two cores, so its result ships with the package as
 ``explanation_runs.json``: :func:`stored` loads it, :func:`write` makes it again, a test
 recomputes some of its cards, and ``make bench`` times a slice.  :func:`spread` and
@@ -18,7 +18,7 @@ import numpy as np
 from ..core import checks
 from ..machinery.blas import one_thread
 from ..measures import explanations
-from . import adversary_runs, subjects
+from . import adversary_runs, registry
 
 FILE = Path(__file__).with_name("explanation_runs.json")
 
@@ -31,11 +31,11 @@ ADVERSARIAL_TRAINING = (
 
 @one_thread
 def card(model: str, seed: int) -> dict:
-    """Every measure of ``model`` (a key of subjects.MODELS) trained from ``seed``:
+    """Every measure of ``model`` (a key of registry.MODELS) trained from ``seed``:
     {"values": {measure: float}, "cannot": {measure: reason}}, and for the models of
     :data:`adversary_runs.MODELS` "adversarial training": {λ: its report} as well, with
     :func:`adversary_runs.reached` among the values."""
-    made = explanations.scorecard(subjects.subjects(model, seed), seed=seed)
+    made = explanations.scorecard(registry.subjects(model, seed), seed=seed)
     if model not in adversary_runs.MODELS:
         made["cannot"]["adversarial training"] = ADVERSARIAL_TRAINING
         return made
@@ -50,8 +50,8 @@ def card(model: str, seed: int) -> dict:
 def between_seeds(model: str) -> float:
     """Wiegreffe & Pinter's yardstick: the median Jensen–Shannon divergence between the weights
     of two seeds of ``model`` on the same examples, over every pair of its first three seeds."""
-    seeds = subjects.MODELS[checks.choice(model, "model", subjects.MODELS)][2][:3]
-    weights = [[s.weights for s in subjects.subjects(model, seed)] for seed in seeds]
+    seeds = registry.MODELS[checks.choice(model, "model", registry.MODELS)].seeds[:3]
+    weights = [[s.weights for s in registry.subjects(model, seed)] for seed in seeds]
     divergences = [
         explanations.jensen_shannon(a, b)
         for i, first in enumerate(weights)
@@ -74,11 +74,11 @@ def sweep(models=None, processes: int = 2, progress: bool = True) -> dict:
 
     from tqdm.auto import tqdm
 
-    models = list(subjects.MODELS if models is None else models)
+    models = list(registry.MODELS if models is None else models)
     for model in models:
-        checks.choice(model, "model", subjects.MODELS)
-    pairs = [(m, seed) for m in models for seed in (None, *subjects.MODELS[m][2])]
-    result = {m: {"family": subjects.MODELS[m][0], "cards": {}} for m in models}
+        checks.choice(model, "model", registry.MODELS)
+    pairs = [(m, seed) for m in models for seed in (None, *registry.MODELS[m].seeds)]
+    result = {m: {"family": registry.MODELS[m].family, "cards": {}} for m in models}
     processes = checks.integer(processes, "processes", 1)
     with get_context("spawn").Pool(processes) as pool:
         done = pool.imap_unordered(_card, pairs)
@@ -109,7 +109,9 @@ def stored(path=FILE) -> dict:
         raise TypeError(f"path must be a file's path, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no stored verdict at path {path}: run verdict.write() to make it")
+        raise FileNotFoundError(
+            f"no stored verdict at path {path}: run explanation_runs.write() to make it"
+        )
     raw = json.loads(path.read_text())
     for entry in raw.values():
         entry["cards"] = {int(seed): c for seed, c in entry["cards"].items()}
@@ -120,7 +122,9 @@ def _check_result(result) -> None:
     """Refuse anything but a sweep's result: {model: {"cards": {seed: card}}}, as
     :func:`stored` reads it."""
     if not isinstance(result, dict) or not result:
-        raise TypeError(f"result must be the sweep's result (verdict.stored()), got {result!r}")
+        raise TypeError(
+            f"result must be the sweep's result (explanation_runs.stored()), got {result!r}"
+        )
     if not all(isinstance(v, dict) and isinstance(v.get("cards"), dict) for v in result.values()):
         raise ValueError("result must map each model to its {'cards': {seed: card}}")
 

@@ -1,5 +1,5 @@
 """Every flavour of attention trained on the book's small tasks, and what each page measures
-(Part III, sections 1 to 4): readers on the marked step (:func:`lesson_run`,
+(Part III, sections 1 to 4): readers on the marked step (:func:`reader_run`,
 :func:`side_by_side`), on the addition problem (:func:`addition_scores`), the hierarchical reader
 on documents (:func:`document_measures`) and the aligners on reversal (:func:`alignment`)."""
 
@@ -9,9 +9,9 @@ import numpy as np
 
 from ..core import checks
 from ..core.data import Dataset
-from ..core.losses import sigmoid
 from ..core.training import Trained, trained
 from ..machinery.cache import remembered
+from ..measures import removal
 from ..measures.markers import measure
 from ..models.aligner import Aligner
 from ..models.hierarchical import Hierarchical
@@ -20,13 +20,8 @@ from ..tasks.addition import ADDITION_TOLERANCE
 from ..tasks.documents import Documents
 from ..tasks.marked_step import lesson_data
 
-# flavour (section 4)
-LESSON_EPOCHS = 400
-
-
-LESSON_LEARNING_RATE = 0.05
-
-
+EPOCHS = 400  # full-batch Adam, for every reader (sections 1 and 4)
+LEARNING_RATE = 0.05
 SIDE_BY_SIDE = (
     "mean pooling",
     "feed-forward",
@@ -46,8 +41,8 @@ def train_reader(
     flavour,
     data: Dataset,
     seed: int = 0,
-    epochs: int = LESSON_EPOCHS,
-    learning_rate: float = LESSON_LEARNING_RATE,
+    epochs: int = EPOCHS,
+    learning_rate: float = LEARNING_RATE,
     **model_options,
 ):
     """Build a :class:`Reader`, train it from ``seed`` on ``data``: a Trained (model, params,
@@ -58,18 +53,18 @@ def train_reader(
     return trained(model, seed, data.inputs, data.targets, epochs, learning_rate)
 
 
-def lesson_run(flavour: str, seed: int) -> Trained:
-    """One flavour trained on Part I's 360 training sequences from ``seed``: (model, params,
-    curve), remembered.
+def reader_run(flavour: str, seed: int) -> Trained:
+    """A reader of one flavour trained on the marked step's 360 training sequences (Part I's
+    task) from ``seed``: (model, params, curve), remembered.
     """
     checks.choice(flavour, "flavour", SIDE_BY_SIDE)
     return train_reader(flavour, lesson_data()[0], checks.seed(seed))
 
 
 @remembered
-def lesson_measures(flavour: str, seed: int) -> dict[str, float]:
-    """Part I's measures of :func:`lesson_run` on the 180 held-out sequences, remembered."""
-    model, params, _ = lesson_run(flavour, seed)
+def reader_measures(flavour: str, seed: int) -> dict[str, float]:
+    """Part I's measures of :func:`reader_run` on the 180 held-out sequences, remembered."""
+    model, params, _ = reader_run(flavour, seed)
     return measure(model, params, lesson_data()[1])
 
 
@@ -78,7 +73,7 @@ def side_by_side(flavours=SIDE_BY_SIDE, seeds=(0, 1)) -> dict[str, list[dict]]:
     seeds = checks.seeds(seeds)
     if isinstance(flavours, str) or not all(isinstance(f, str) for f in flavours):
         raise TypeError(f"flavours must be a sequence of flavour names, got {flavours!r}")
-    return {name: [lesson_measures(name, seed) for seed in seeds] for name in flavours}
+    return {name: [reader_measures(name, seed) for seed in seeds] for name in flavours}
 
 
 def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
@@ -90,7 +85,7 @@ def addition_scores(model: Reader, p, data: Dataset) -> dict[str, float]:
     with mean pooling).
     """
     error = model.predict(p, data.inputs) - data.targets
-    weights = model.forward(p, data.inputs).attention.weights[:, 0]
+    weights = model.forward(p, data.inputs).weights
     marked = np.take_along_axis(weights, data.marked, axis=1).sum(axis=1)
     total = 4 * (data.targets - 0.5)
     spread = np.std(marked)
@@ -109,19 +104,12 @@ def document_measures(model: Hierarchical, p, docs: Documents) -> dict[str, floa
     documents, and separately where it is "good" and where it is "bad"), weight on the
     trigger's sentence, and sentence-level agreement (heaviest sentence = the one whose
     removal moves p most)."""
-    fwd = model.forward(p, docs.tokens)
+    out = model.forward(p, docs.tokens)
     n, s = np.arange(len(docs)), docs.trigger[:, 0]
-    prob = sigmoid(fwd.output)
-    sentence_weights = fwd.attention.weights[:, 0]
-    without = np.stack(
-        [
-            sigmoid(model.forward(p, docs.tokens, np.arange(sentence_weights.shape[1]) != k).output)
-            for k in range(sentence_weights.shape[1])
-        ],
-        axis=1,
-    )
-    effects = np.abs(without - prob[:, None])
-    on_trigger = model.word_weights(fwd)[n, s, docs.trigger[:, 1]]
+    sentence_weights = out.weights  # (N, S)
+    prob, without = removal.removal_effects(model, p, docs.tokens)  # dropping whole sentences
+    effects = removal.effects(prob, without)
+    on_trigger = out.parts["word weights"][n, s, docs.trigger[:, 1]]
     return {
         "accuracy": float(np.mean((prob > 0.5) == (docs.labels == 1))),
         "trigger_word_weight": float(on_trigger.mean()),
@@ -148,7 +136,7 @@ def alignment(model: Aligner, p, tokens) -> dict:
     anti-diagonal (output i reading source step L-1-i, where reversal needs it) and the mean
     weight map (L, L), rows output positions, columns source steps."""
     tokens = model._check(tokens)
-    weights = model.forward(p, tokens).attention.weights.mean(axis=0)
+    weights = model.forward(p, tokens).weights.mean(axis=0)
     return {
         "accuracy": model.accuracy(p, tokens),
         "anti_diagonal": float(np.diag(weights[:, ::-1]).mean()),

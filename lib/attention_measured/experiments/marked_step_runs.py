@@ -1,7 +1,8 @@
-"""Part I's trainings and the numbers the lesson prints (Part I, sections 2 to 5): its two runs
-(:func:`train_runs`, :func:`lesson_runs`), one network from any seed (:func:`train`), the
-eighteen numbers of the lesson (:func:`summary`) and the sweep over a hundred seeds
-(:func:`sweep`, :func:`hundred_seeds`)."""
+"""Part I's trainings and the numbers the lesson prints (Part I, sections 2 to 5): the two runs
+(:func:`train_runs`, :func:`two_runs`), one network from any seed (:func:`train`), the eighteen
+numbers of the lesson (:func:`summary`) and the sweep over a hundred seeds (:func:`sweep`,
+:func:`hundred_seeds`).  Every network is :class:`~.single_query.SingleQuery`, trained by
+full-batch gradient descent."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from ..core import checks, rng
 from ..core.params import Params
 from ..core.training import Trained, fit
 from ..machinery.cache import remembered
-from ..measures.markers import accuracy, causality, marker_weight, measure_runs
-from ..models.single_query import Network, init_params
+from ..measures import markers
+from ..models.single_query import SingleQuery
 from ..tasks.marked_step import (
     DATA_SEED,
     SPLIT,
@@ -22,16 +23,11 @@ from ..tasks.marked_step import (
     split,
 )
 
-INIT_SEEDS = (DATA_SEED + 1, DATA_SEED + 2)
-
-
+INIT_SEEDS = (DATA_SEED + 1, DATA_SEED + 2)  # the lesson's runs 1 and 2
 EPOCHS = 200
-
-
 LEARNING_RATE = 0.6
-
-
 EXAMPLES = SPLIT[2]  # held-out sequences, the examples the explorers offer
+MODEL = SingleQuery()
 
 
 def train_runs(
@@ -42,27 +38,27 @@ def train_runs(
 ) -> Trained:
     """Full-batch gradient descent for every init seed at once (sections 2 and 5).
 
-    Returns a :class:`~.training.Trained`: the :class:`Network`, a Params stack with R =
-    len(seeds), run r being the network the lesson trains from seed r (equal up to
-    floating-point summation order), and the loss curve (epochs, R), the mean cross-entropy
+    Returns a :class:`~.training.Trained`: the :class:`~.single_query.SingleQuery`, a Params
+    stack with R = len(seeds), run r being the network the lesson trains from seed r (equal up
+    to floating-point summation order), and the loss curve (epochs, R), the mean cross-entropy
     before each update.
     """
     if not isinstance(train_set, Sequences):
         raise TypeError(
-            f"train_set must be Sequences (from lesson.split), got {type(train_set).__name__}"
+            f"train_set must be Sequences (from marked_step.split), got {type(train_set).__name__}"
         )
-    params = init_params(seeds)
-    network = Network()
+    seeds = checks.seeds(seeds, "seeds", below=2**64)
+    params = MODEL.init(seeds)
     curve = fit(
-        network,
+        MODEL,
         params,
         train_set.inputs,
         train_set.labels,
-        epochs,
+        checks.integer(epochs, "epochs", 1, 100_000),
         learning_rate,
         optimiser="gradient descent",
     )
-    return Trained(network, params, curve)
+    return Trained(MODEL, params, curve)
 
 
 def train(
@@ -72,10 +68,11 @@ def train(
     learning_rate: float = LEARNING_RATE,
 ) -> Trained:
     """One network trained on the training split of ``data_seed``: a Trained whose params are
-    unstacked and whose curve is (epochs,)."""
+    one network's and whose curve is (epochs,)."""
+    seed = checks.seed(seed, "seed", below=2**64)
     train_set = split(make_sequences(seed=rng.check_seed(data_seed, "data_seed")))[0]
-    network, params, curve = train_runs([seed], train_set, epochs, learning_rate)
-    return Trained(network, params.select(0), curve[:, 0])
+    model, params, curve = train_runs([seed], train_set, epochs, learning_rate)
+    return Trained(model, params.select(0), curve[:, 0])
 
 
 def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
@@ -85,11 +82,12 @@ def summary(data_seed: int = DATA_SEED, init_seeds=INIT_SEEDS) -> dict:
     agreement, effect_of_heaviest (floats, unrounded) and heavy_count, heavy_inert_count (ints),
     all on the held-out set (the last 180 sequences) except train_accuracy.
     """
+    init_seeds = checks.seeds(init_seeds, "init_seeds", below=2**64)
     train_set, _, heldout = split(make_sequences(seed=rng.check_seed(data_seed, "data_seed")))
     params = train_runs(init_seeds, train_set).params
     return {
         "baseline": majority_baseline(heldout.labels),
-        "runs": measure_runs(params, train_set, heldout),
+        "runs": markers.eight_numbers(MODEL, params, train_set, heldout),
     }
 
 
@@ -104,9 +102,9 @@ def sweep(init_seeds, data_seed: int = DATA_SEED) -> dict[str, np.ndarray]:
     params = train_runs(seeds, train_set).params
     return {
         "seeds": np.array(seeds),
-        "heldout_accuracy": accuracy(params, heldout),
-        "marker_weight": marker_weight(params, heldout)[0],
-        "agreement": causality(params, heldout)["agreement"],
+        "heldout_accuracy": markers.accuracy(MODEL, params, heldout),
+        "marker_weight": markers.marker_weight(MODEL, params, heldout)[0],
+        "agreement": markers.causality(MODEL, params, heldout)["agreement"],
     }
 
 
@@ -121,12 +119,13 @@ def hundred_seeds() -> dict[str, np.ndarray]:
 
 
 @remembered
-def lesson_runs() -> tuple[Sequences, Params]:
-    """The held-out set and the lesson's two trained runs (sections 2 to 4), remembered."""
+def two_runs() -> tuple[Sequences, Params]:
+    """The held-out set and the lesson's two trained runs, a stack of two networks (sections 2
+    to 4), remembered."""
     train_set, _, heldout = split(make_sequences())
     return heldout, train_runs(INIT_SEEDS, train_set).params
 
 
 def example(index: int) -> Sequences:
     """Held-out sequence ``index`` (0..179) as a one-sequence set."""
-    return lesson_runs()[0][checks.index(index, "example", EXAMPLES)]
+    return two_runs()[0][checks.index(index, "example", EXAMPLES)]

@@ -15,8 +15,9 @@ from ..tasks.order import order_task
 def order_measures(model: OrderReader, p, data: Dataset) -> dict[str, float]:
     """Accuracy with the encoding, and with it removed from the trained model; and the mean
     weight A's query puts on B (section 7)."""
-    with_positions, weights, _ = model.forward(p, data.inputs)
-    without = model.forward(p, data.inputs, use_positions=False)[0]
+    out = model.forward(p, data.inputs)
+    with_positions, weights = out.output, out.weights
+    without = model.forward(p, data.inputs, use_positions=False).output
     labels = data.targets == 1
     n = np.arange(len(data))
     return {

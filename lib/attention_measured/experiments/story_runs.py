@@ -14,9 +14,9 @@ from ..tasks.stories import Stories, encode, stories
 def hop_measures(model: MemoryNetwork, p, data: Stories) -> dict:
     """Accuracy, and for each hop the share of stories whose heaviest slot is the first or the
     second supporting fact: arrays (K,) under "on_first" and "on_second" (section 8)."""
-    memories, questions, used = encode(data)
-    logits, weights, _ = model.forward(p, memories, questions, used)
-    heaviest = weights.argmax(axis=2)  # (K, N)
+    out = model.forward(p, encode(data))
+    logits = out.output
+    heaviest = out.weights.argmax(axis=2).T  # (K, N)
     return {
         "accuracy": float(np.mean(logits.argmax(axis=1) == data.answers)),
         "on_first": (heaviest == data.facts[:, 0]).mean(axis=1),

@@ -135,7 +135,7 @@ def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
         if name == "fixed context":
             out["aligned"].append(np.nan)
         else:
-            weights = model.weights(params, corpus.source, corpus.target)
+            weights = model.forward(params, (corpus.source, corpus.target)).weights
             out["aligned"].append((weights[:, :-1].argmax(axis=-1) == corpus.alignment).mean())
     return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
 
@@ -212,7 +212,7 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
         ids, weights = model.greedy(params, source_ids)
     else:
         ids = decoded.ids
-        weights = None if name == "fixed context" else model.weights(params, source_ids, ids)
+        weights = model.forward(params, (source_ids, ids)).weights
     return {
         "source": pair.source,
         "output": translation.decode_target(ids[0]),

@@ -11,7 +11,7 @@ import numpy as np
 from ..core import checks
 from ..core.params import Params
 from ..core.training import Trained
-from ..models.cloze_head import forward, head_params, query_kind
+from ..models.cloze_head import Head, head_params, query_kind
 from ..tasks.cloze import VOCAB, Batch, check_sentences, decode, encode, make_batch
 
 SWAPS = ("next", "previous")
@@ -35,7 +35,7 @@ def top1_accuracy(model, sentences=None) -> float:
     means the sentences a trained head was trained on.
     """
     batch = _scored_batch(model, sentences)
-    guesses = forward(head_params(model), batch).probs.argmax(axis=-1)
+    guesses = Head().forward(head_params(model), batch).parts["probs"].argmax(axis=-1)
     return float(np.mean(guesses == batch.targets))
 
 
@@ -62,7 +62,8 @@ def swapped_query_ids(batch: Batch, swap: str = "next") -> np.ndarray:
 def swapped_correct(params: Params, batch: Batch, swap: str) -> np.ndarray:
     """(N,) True where the head, with swapped queries, still names the true token."""
     query_ids = swapped_query_ids(batch, swap)
-    return forward(params, batch, query_ids).probs.argmax(axis=-1) == batch.targets
+    probs = Head().forward(params, batch, query_ids=query_ids).parts["probs"]
+    return probs.argmax(axis=-1) == batch.targets
 
 
 def swapped_top1(model, sentences=None, swap: str = "next") -> float:

@@ -41,10 +41,12 @@ import networkx as nx
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial.distance import jensenshannon
+from scipy.special import logsumexp
 from scipy.stats import kendalltau
 
 from ..core import checks
 from ..core.attention import softmax
+from ..models.protocol import OUTPUT_KINDS, probabilities, take
 from . import removal
 
 
@@ -253,11 +255,15 @@ def distribution(output, name: str = "output") -> np.ndarray:
 
 
 def output_change(first, second) -> np.ndarray:
-    """The total variation distance between two outputs, per example: (N,), from 0 to 1.  For a
-    binary output it is |Δp|; Jain & Wallace (2019) use it for several classes."""
+    """The total variation distance between two outputs, per example: (N,), from 0 to 1, half
+    the summed |difference| of the class probabilities.  Jain & Wallace (2019) use it for several
+    classes; for two outputs given as P(label 1), (N,) each, it is |Δp| and is computed so, the
+    removal effect of Part I and Wiegreffe & Pinter's TVD."""
     first, second = distribution(first, "first"), distribution(second, "second")
     if first.shape != second.shape:
         raise ValueError(f"first {first.shape} and second {second.shape} must be one shape")
+    if first.shape[1] == 2:
+        return np.abs(first[:, 1] - second[:, 1])
     return 0.5 * np.abs(first - second).sum(axis=1)
 
 
@@ -498,19 +504,28 @@ STEP = 1e-4  # the finite-difference step of the gradient methods
 
 class Subject:
     """A trained model and the examples it is explained on, behind the one interface every
-    measure above takes (Part V).  :mod:`~.experiments.subjects` builds one for each model of
-    the book.
+    measure above takes (Part V).  Any model of the book's protocol (:mod:`~.protocol`) can be
+    a subject: the Subject runs it through ``forward`` with its three changes, and needs nothing
+    written for the model.
 
-    - ``weights``: (N, T) the attention weights the model is explained by, rows summing to 1;
-    - ``logits(weights=None, keep=None, scale=None, rows=None)``: the model's class scores
-      (N, K) with its own weights replaced by ``weights`` (N, T), or with only the steps where
-      ``keep`` (N, T) is True left to attend to, or with each step's input multiplied by
-      ``scale`` (N, T); ``rows``, an index array, runs those examples only (the changes are
-      then shaped for them);
-    - ``truth``: (N,) the step that decides each example, known by construction, or None;
-    - ``layers``: (N, L, T, T) the self-attention beneath the weights, for rollout and flow;
-    - ``cannot``: {what: why} for what this model cannot do: ``"truth"``, ``"replace"`` (its
-      weights cannot be swapped for others) or ``"layers"``.
+    ``Subject(model, params, inputs, row=None, truth=None, name=None, no_truth=None)``:
+
+    - ``inputs``: the examples, as the model's forward pass takes them;
+    - ``row``: which row of the model's weights each example is explained by, where they have
+      several: a head or a hop (one integer for every example), or a query position or target
+      word (one integer per example, (N,)).  A change reaches that row alone: the other rows
+      keep every step and their own weights.  Where the model answers once per row (a
+      translator, the cloze head), the example's answer is read at that row;
+    - ``truth``: (N,) the step that decides each example, known by construction, or None, with
+      ``no_truth`` saying why;
+    - ``name``: what the tables call it.
+
+    What it holds: ``weights`` (N, T), the row's weights over the steps the model may attend to
+    there (its own mask left out; a row's share of its total where the model's weights do not
+    sum to one, as local-p's); ``probabilities`` (N, K) and ``decision`` (N,), the model's
+    answer; ``layers`` (N, L, T, T), the self-attention beneath, for rollout and flow; ``cannot``
+    {what: why} for what the model cannot do: ``"truth"``, ``"replace"`` (its weights cannot be
+    swapped for others) or ``"layers"``.
 
     Every ranking is computed here, once, for every model (:meth:`importance`).
     """
@@ -531,41 +546,144 @@ class Subject:
         "flow": "layers",
     }
 
-    def __init__(self, name: str, weights, logits, truth=None, layers=None, cannot=None):
-        if not isinstance(name, str):
+    def __init__(self, model, params, inputs, row=None, truth=None, name=None, no_truth=None):
+        if not callable(getattr(model, "forward", None)):
+            raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+        if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be text, got {type(name).__name__}")
-        self.name, self._logits = name, checks.function(logits, "logits")
-        if cannot is not None and not isinstance(cannot, dict):
-            raise TypeError(f"cannot must be a dict of {{what: why}}, got {type(cannot).__name__}")
+        self.model, self.params, self.inputs = model, params, inputs
+        self.name = repr(model) if name is None else name
+        self.kind = checks.choice(getattr(model, "output_kind", None), "output_kind", OUTPUT_KINDS)
+        if self.kind == "value":
+            raise ValueError("a regression makes no decision to explain")
+        own = model.forward(params, inputs)
+        if own.weights is None:
+            raise ValueError(f"{self.name} has no attention weights to explain")
+        self._own = np.asarray(own.weights, dtype=float)
+        n = len(self._own)
+        if self._own.ndim == 3:
+            if row is None:
+                raise ValueError(
+                    f"the model's weights have {self._own.shape[1]} rows per example: say which "
+                    "row explains each, row=..."
+                )
+            self._row = np.broadcast_to(
+                checks.integers(row, "row", 0, self._own.shape[1] - 1), (n,)
+            ).copy()
+        elif self._own.ndim == 2:
+            if row is not None:
+                raise ValueError("the model has one row of weights per example: row must be None")
+            self._row = None
+        else:
+            raise ValueError(
+                f"the model's weights must be (N, T) or (N, Q, T), got {self._own.shape}"
+            )
+        own_rows = self._pick(self._own)  # (N, T_all)
+        allowed = np.ones(own_rows.shape, dtype=bool)
+        if own.mask is not None:
+            allowed = self._pick(np.broadcast_to(own.mask, self._own.shape))
+        counts = allowed.sum(axis=1)
+        if np.any(counts != counts[0]):
+            raise ValueError("every example must allow the same number of steps")
+        self._columns = np.nonzero(allowed)[1].reshape(n, counts[0])  # (N, T)
+        weights = np.take_along_axis(own_rows, self._columns, axis=1)
+        self._total = None
+        if not getattr(model, "weights_sum_to_one", True):
+            # local-p's Gaussian scales its softmax, so its weights sum to less than 1: the
+            # subject explains each step's share, and weights put in its place keep the total
+            self._total = weights.sum(axis=1, keepdims=True)
+            weights = weights / self._total
         self.weights = _weights(weights)
-        self.cannot = dict(cannot or {})
-        unknown = set(self.cannot) - {"truth", "replace", "layers"}
-        if unknown:
-            raise ValueError(f"cannot names {sorted(unknown)}; use truth, replace or layers")
+        self.cannot = {}
+        if "weights" in getattr(model, "cannot", {}):
+            self.cannot["replace"] = model.cannot["weights"]
         if truth is None:
-            self.cannot.setdefault("truth", "this task has no one step known to decide it")
+            if no_truth is not None and not isinstance(no_truth, str):
+                raise TypeError(f"no_truth must say why there is no truth, got {no_truth!r}")
+            self.cannot["truth"] = no_truth or "this task has no one step known to decide it"
             self.truth = None
         else:
-            self.truth = _truth(truth, self.weights)
-        if layers is None:
-            self.cannot.setdefault("layers", "there is one layer of attention, nothing to roll out")
+            self.truth = self._in_columns(truth)
+        if own.layers is None or self.weights.shape[1] != own_rows.shape[1]:
+            self.cannot["layers"] = "there is one layer of attention, nothing to roll out"
             self.layers = None
         else:
-            self.layers = checks.array(layers, "layers")
+            self.layers = checks.array(own.layers, "layers")
             n, t = self.weights.shape
-            if (
-                self.layers.ndim != 4
-                or self.layers.shape[0] != n
-                or self.layers.shape[2:] != (t, t)
-            ):
-                raise ValueError(f"layers must be (N, L, T, T) with N = {n} and T = {t}")
-        self.probabilities = self.output()
+            if self.layers.ndim != 4 or self.layers.shape[:1] + self.layers.shape[2:] != (n, t, t):
+                raise ValueError(f"the model's layers must be (N, L, T, T) with N = {n}, T = {t}")
+        self.probabilities = self._probabilities(own.output, np.arange(n))
         self.decision = self.probabilities.argmax(axis=1)
         self._cache: dict[str, np.ndarray] = {}
 
     def __repr__(self) -> str:
         n, t = self.weights.shape
         return f"Subject({self.name!r}, {n} examples of {t} steps)"
+
+    def _pick(self, array: np.ndarray) -> np.ndarray:
+        """Each example's explained row of an array shaped like the model's weights."""
+        if self._row is None:
+            return array
+        return array[np.arange(len(array)), self._row]
+
+    def _in_columns(self, truth) -> np.ndarray:
+        """The truth (N,), a step of the model's, as a place among the example's steps."""
+        truth = checks.integers(truth, "truth", 0, self._own.shape[-1] - 1)
+        if truth.shape != (len(self._columns),):
+            raise ValueError(f"truth must hold one step per example, ({len(self._columns)},)")
+        found = self._columns == truth[:, None]
+        if not found.any(axis=1).all():
+            raise ValueError("truth must be a step each example may attend to")
+        return found.argmax(axis=1)
+
+    def _probabilities(self, output, rows: np.ndarray) -> np.ndarray:
+        """The model's answer for the examples ``rows`` as class probabilities (n, K)."""
+        output = np.asarray(output, dtype=float)
+        if self.kind == "tokens":  # one answer per row: the explained row's
+            output = output[np.arange(len(rows)), self._row[rows]]
+        return probabilities(self.kind, output)
+
+    def _logits(self, weights=None, keep=None, scale=None, rows=None) -> np.ndarray:
+        """The model's class scores (n, K) for the examples ``rows`` (all by default), with one
+        change applied to each example's explained row: ``keep`` or ``weights`` (n, T) over its
+        steps, ``scale`` (n, T) of its steps' inputs."""
+        rows = np.arange(len(self.weights)) if rows is None else np.asarray(rows)
+        every = np.arange(len(rows))
+        columns = self._columns[rows]
+        shape = (len(rows),) + self._own.shape[1:]
+        change = {}
+        if keep is not None:
+            full = np.ones(shape, dtype=bool)
+            self._place(full, every, rows, columns, keep)
+            change["keep"] = full
+        if weights is not None:
+            full = self._own[rows].copy()  # its steps outside the mask keep their zero weight
+            if self._total is not None:
+                weights = weights * self._total[rows]
+            self._place(full, every, rows, columns, weights)
+            change["weights"] = full
+        if scale is not None:
+            full = np.ones((len(rows), self._own.shape[-1]))
+            full[every[:, None], columns] = scale
+            change["scale"] = full
+        inputs = (
+            self.inputs
+            if len(rows) == len(self.weights) and np.all(rows == every)
+            else take(self.inputs, rows)
+        )
+        output = np.asarray(self.model.forward(self.params, inputs, **change).output, dtype=float)
+        if self.kind == "tokens":
+            output = output[every, self._row[rows]]
+        if self.kind == "logit":
+            output = np.stack([np.zeros_like(output), output], axis=1)
+        return output
+
+    def _place(self, full, every, rows, columns, values) -> None:
+        """Write ``values`` (n, T) into the explained row's allowed steps of ``full``."""
+        if self._row is None:
+            full[every[:, None], columns] = values
+        else:
+            full[every[:, None], self._row[rows][:, None], columns] = values
 
     # -------------------------------------------------------------- running the model
     def output(self, weights=None, keep=None, scale=None) -> np.ndarray:
@@ -617,8 +735,7 @@ class Subject:
         own = logits[np.arange(len(logits)), self.decision]
         others = logits.copy()
         others[np.arange(len(logits)), self.decision] = -np.inf
-        top = others.max(axis=1)
-        return own - top - np.log(np.exp(others - top[:, None]).sum(axis=1))
+        return own - logsumexp(others, axis=1)
 
     def _spread(self) -> np.ndarray:
         """p (1 − p) of the decision, 1 − p summed from the other classes: (N,)."""
@@ -677,12 +794,12 @@ class Subject:
         if method == "gradient × input":
             return np.abs(self._slope("scale", np.ones((n, steps))))
         if method == "leave one out":  # Part I's removal test, on the decision's probability
-            own = self._of_decision(self.probabilities)
-            return removal.effects(
-                *removal.removal_effects(
-                    lambda keep: own if keep is None else self.keep_predict(keep), (n, steps)
-                )
-            )
+            without = np.empty((n, steps))
+            for t in range(steps):
+                keep = np.ones((n, steps), dtype=bool)
+                keep[:, t] = False
+                without[:, t] = self.keep_predict(keep)
+            return removal.effects(self._of_decision(self.probabilities), without)
         if method == "rollout":
             return np.einsum(
                 "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])

@@ -1,11 +1,13 @@
 """Where the weights fall against the marked step, and what dropping steps does there (Part I,
-sections 3 and 4; Part III, sections 4 and 6).
+sections 3 and 4; Part III, sections 4 and 6), for any model of the book's protocol on a task
+with a marked step.
 
-For Part I's network: :func:`accuracy`, :func:`marker_weight` (the mean weight on the marked step
-and the share of sequences whose heaviest step it is) and :func:`causality` (agreement between
-the heaviest step and the most influential one, and the heavy steps that do nothing), gathered by
-:func:`measure_runs`.  For a reader of any flavour: :func:`measure` and its
-:func:`removal_effects`; for several heads: :func:`heads_measures`.
+:func:`accuracy`, :func:`marker_weight` (the mean weight on the marked step and the share of
+examples whose heaviest step it is) and :func:`causality` (agreement between the heaviest step
+and the most influential one, and the heavy steps that do nothing); :func:`eight_numbers`
+gathers Part I's eight numbers for each network of a stack, :func:`measure` the four of Part
+III's side-by-side table, and :func:`heads_measures` those of several heads.  Each takes the
+model, its parameters (a stack of networks gives one value per network) and the data.
 """
 
 from __future__ import annotations
@@ -13,13 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.data import Dataset
-from ..core.losses import sigmoid
-from ..core.params import Params
-from ..models import single_query
-from ..models.heads import HeadsReader, head_removal_effects
-from ..models.reader import Reader
-from ..models.single_query import forward
-from ..tasks.marked_step import Sequences
 from . import removal
 
 HEAVY = 0.5  # a "heavy" step carries more than half the weight
@@ -28,39 +23,64 @@ HEAVY = 0.5  # a "heavy" step carries more than half the weight
 INERT = 0.05  # ... and is "inert" if removing it moves p by less
 
 
-def accuracy(params: Params, data: Sequences) -> np.ndarray:
-    """Share of sequences whose logit has the label's sign: (R...,)."""
-    _checked_sequences(data, "data")
-    logit = forward(params, data.inputs).logit
-    return np.mean((logit > 0) == (data.labels == 1), axis=-1)
+def _model(model):
+    if not callable(getattr(model, "forward", None)):
+        raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+    return model
 
 
-def marker_weight(params: Params, data: Sequences) -> tuple[np.ndarray, np.ndarray]:
-    """Mean weight on the marker step, and the share of sequences whose heaviest step is the
-    marker.
+def _data(data, name: str = "data") -> Dataset:
+    if not isinstance(data, Dataset):
+        raise TypeError(
+            f"{name} must be a Dataset with its marked steps, got {type(data).__name__}"
+        )
+    return data
 
-    Returns two arrays of shape (R...,) (section 3).
-    """
-    _checked_sequences(data, "data")
-    weights = forward(params, data.inputs).weights
+
+def _weights(model, params, data) -> np.ndarray:
+    """The model's weights on ``data``, (R..., N, T): one row of weights per example."""
+    weights = _model(model).forward(params, data.inputs).weights
+    if weights is None or weights.shape[-2] != len(data):
+        raise ValueError("the model must have one row of weights per example, (..., N, T)")
+    return weights
+
+
+def _step_effects(model, params, inputs) -> np.ndarray:
+    """|Δp| of every step: by the model's own closed form where it has one, else by running it
+    once per dropped step (the two are held equal by the tests)."""
+    if callable(getattr(model, "removal_effects", None)):
+        return removal.effects(*model.removal_effects(params, inputs))
+    return removal.effects(*removal.removal_effects(model, params, inputs))
+
+
+def accuracy(model, params, data) -> np.ndarray:
+    """Share of examples whose logit has the label's sign: (R...,), one value per network."""
+    logit = _model(model).forward(params, _data(data).inputs).output
+    return np.mean((logit > 0) == (data.targets == 1), axis=-1)
+
+
+def marker_weight(model, params, data) -> tuple[np.ndarray, np.ndarray]:
+    """The mean weight on the marked step, and the share of examples whose heaviest step is the
+    marked one: two arrays of shape (R...,) (section 3)."""
+    weights = _weights(model, params, _data(data))
+    marker = data.marked[:, 0]
     on_marker = np.take_along_axis(
-        weights, np.broadcast_to(data.markers[:, None], weights.shape[:-1] + (1,)), -1
+        weights, np.broadcast_to(marker[:, None], weights.shape[:-1] + (1,)), -1
     )[..., 0]
-    hits = weights.argmax(axis=-1) == data.markers
+    hits = weights.argmax(axis=-1) == marker
     return on_marker.mean(axis=-1), hits.mean(axis=-1)
 
 
-def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
-    """The removal test of section 4, per run (each value has shape (R...,)).
+def causality(model, params, data) -> dict[str, np.ndarray]:
+    """The removal test of section 4, one value per network (each of shape (R...,)).
 
-    agreement: share of sequences whose heaviest step is also the step whose removal moves p
-    most; effect_of_heaviest: mean |Δp| from removing the heaviest step; heavy_count: sequences
+    agreement: share of examples whose heaviest step is also the step whose removal moves p
+    most; effect_of_heaviest: mean |Δp| from removing the heaviest step; heavy_count: examples
     whose heaviest weight exceeds 0.5; heavy_inert_count: of those, the ones where removing it
     moves p by < 0.05.
     """
-    _checked_sequences(data, "data")
-    weights = forward(params, data.inputs).weights
-    effects = removal.effects(*single_query.removal_effects(params, data.inputs))
+    weights = _weights(model, params, _data(data))
+    effects = _step_effects(model, params, data.inputs)
     heaviest = weights.argmax(axis=-1)
     effect_of_heaviest = np.take_along_axis(effects, heaviest[..., None], -1)[..., 0]
     heavy = weights.max(axis=-1) > HEAVY
@@ -72,25 +92,20 @@ def causality(params: Params, data: Sequences) -> dict[str, np.ndarray]:
     }
 
 
-def _checked_sequences(data, name: str) -> Sequences:
-    if not isinstance(data, Sequences):
-        raise TypeError(
-            f"{name} must be Part I's Sequences (lesson.split), got {type(data).__name__}"
-        )
-    return data
-
-
-def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> list[dict]:
-    """The lesson's eight numbers for each run of a 1-d stack."""
-    _checked_sequences(train_set, "train_set"), _checked_sequences(heldout, "heldout")
-    weight, hit = marker_weight(params, heldout)
-    cause = causality(params, heldout)
+def eight_numbers(model, params, train_set, heldout) -> list[dict]:
+    """The lesson's eight numbers for each network of a stack (params with one run axis):
+    accuracy on the training and held-out sets, then :func:`marker_weight` and
+    :func:`causality` on the held-out set, counts as ints and the rest as floats."""
+    _data(train_set, "train_set"), _data(heldout, "heldout")
+    weight, hit = marker_weight(model, params, heldout)
+    if np.ndim(weight) != 1:
+        raise ValueError("params must be a stack of networks, one run axis first")
     columns = {
-        "train_accuracy": accuracy(params, train_set),
-        "heldout_accuracy": accuracy(params, heldout),
+        "train_accuracy": accuracy(model, params, train_set),
+        "heldout_accuracy": accuracy(model, params, heldout),
         "marker_weight": weight,
         "marker_hit_rate": hit,
-        **cause,
+        **causality(model, params, heldout),
     }
     counts = {"heavy_count", "heavy_inert_count"}
     return [
@@ -99,40 +114,14 @@ def measure_runs(params: Params, train_set: Sequences, heldout: Sequences) -> li
     ]
 
 
-# flavour)
-def removal_effects(model, inputs) -> tuple[np.ndarray, np.ndarray]:
-    """Part I's removal test for any flavour (section 4): ``(p (N,), p_without (N, T))``.
-
-    ``model`` is a trained Reader, as :func:`lesson_run` returns it (a Trained) or as a
-    (model, params) pair; p is its output on ``inputs`` (N, T, C) (the
-    probability of label 1, or the value for a regression), and p_without[:, t] the output when
-    step t is dropped and the other weights are renormalised.
-    """
-    if isinstance(model, (str, bytes)) or not isinstance(model, tuple) or len(model) < 2:
-        raise TypeError(f"model must be a trained Reader, (model, params), got {model!r}")
-    reader, p = model[0], model[1]  # a Trained, or a (model, params) pair
-    if not isinstance(reader, Reader):
-        raise TypeError(f"model must be a trained Reader, got {type(reader).__name__}")
-    inputs = reader._check(inputs)
-
-    def output(keep):
-        out = reader.forward(p, inputs, keep).output
-        return sigmoid(out) if reader.loss == "bce" else out
-
-    return removal.removal_effects(output, inputs.shape[:2])
-
-
-def measure(model: Reader, p, data: Dataset) -> dict[str, float]:
-    """Part I's measures on one held-out set: accuracy, weight on the marker, hit rate,
-    agreement."""
-    if not isinstance(model, Reader):
-        raise TypeError(f"model must be a trained Reader, got {type(model).__name__}")
-    if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-    fwd = model.forward(p, data.inputs)
-    weights = fwd.attention.weights[:, 0]  # (N, T)
+def measure(model, params, data) -> dict[str, float]:
+    """Part III's four numbers of one model on one held-out set (section 4): accuracy (of the
+    probability against 0.5), weight on the marker, hit rate, agreement."""
+    data = _data(_model(model) and data)
+    own = model.forward(params, data.inputs)
+    weights = own.weights  # (N, T)
     marker = data.marked[:, 0]
-    prob, without = removal_effects((model, p), data.inputs)
+    prob, without = removal.removal_effects(model, params, data.inputs)
     effects = removal.effects(prob, without)
     heaviest = weights.argmax(axis=-1)
     return {
@@ -143,18 +132,14 @@ def measure(model: Reader, p, data: Dataset) -> dict[str, float]:
     }
 
 
-def heads_measures(model: HeadsReader, p, data: Dataset) -> dict:
-    """Accuracy, and per head: weight on the marker, hit rate, and agreement with the per-head
-    removal test.
-
-    The per-head values are arrays of shape (H,) (section 6).
-    """
-    if not isinstance(model, HeadsReader):
-        raise TypeError(f"model must be a HeadsReader, got {type(model).__name__}")
-    if not isinstance(data, Dataset):
-        raise TypeError(f"data must be a Dataset, got {type(data).__name__}")
-    logit, weights = model.forward(p, data.inputs)
-    effects = removal.effects(*head_removal_effects(model, p, data.inputs))  # (N, H, T)
+def heads_measures(model, params, data) -> dict:
+    """Accuracy, and per head: weight on the marker, hit rate, agreement with the per-head
+    removal test and the weights' entropy; the per-head values are arrays of shape (H,) (section
+    6).  The model's weights are (N, H, T)."""
+    data = _data(_model(model) and data)
+    own = model.forward(params, data.inputs)
+    logit, weights = own.output, own.weights
+    effects = _step_effects(model, params, data.inputs)  # (N, H, T)
     marker = data.marked[:, 0]
     n = np.arange(len(data))
     return {

@@ -1,16 +1,15 @@
-"""Part I's rule for reading attention, shared by every Part: a weight beside what removing it
+"""Part I's rule for reading attention, shared by every model: a weight beside what removing it
 does.
 
-- :func:`removal_effects`  the removal test for any model that can be told which steps it may
-                           attend to: ``(p, p_without)``, its output and, for each step t, its
-                           output when t is dropped and the other weights are renormalised
-                           (Part I, section 4)
+- :func:`removal_effects`  the removal test for any model of the book's protocol:
+                           ``(p, p_without)``, its output and, for each step t, its output when
+                           t is dropped and the other weights are renormalised (Part I, section 4)
 - :func:`effects`          |p_without − p|, how far dropping each step moves the output
 - :func:`agreement`        the share of examples whose heaviest step is also the step
                            whose removal moves the output most
 
-Every Part's own ``removal_effects`` (Part I's, Part II's, the heads') is a faster, analytic path
-to the same pair, and its tests hold it equal to :func:`removal_effects`.
+A model may compute the same pair faster, in closed form, as its own ``removal_effects`` method
+(Part I's network, Part II's head, several heads); its tests hold it equal to this one.
 """
 
 from __future__ import annotations
@@ -18,32 +17,45 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import checks
+from ..core.losses import sigmoid
+from ..models.protocol import Output
 
 
-def removal_effects(output, shape) -> tuple[np.ndarray, np.ndarray]:
-    """Part I's removal test for any model (section 4): ``(p (N,), p_without shape)``.
+def output_of(model, out: Output) -> np.ndarray:
+    """What the removal test reads of an output: the probability of label 1 for a model whose
+    output is a logit, the value itself for a regression (Part III's addition problem)."""
+    kind = getattr(model, "output_kind", None)
+    if kind == "logit":
+        return sigmoid(out.output)
+    if kind == "value":
+        return np.asarray(out.output, dtype=float)
+    raise ValueError(
+        f"the removal test reads one number per example, a logit or a value; this model's "
+        f"output is {kind!r}"
+    )
 
-    ``shape`` is the shape of the model's weights, (N, T), or (N, U, T) where each example has
-    U sets of weights (heads, queries) that steps can be dropped from one at a time.
-    ``output(keep)`` is the model's output (N,) when it may attend only where ``keep`` (shaped
-    ``shape``) is True, and its own output when ``keep`` is None.  p_without[n, ..., t] is the
-    output when step t alone is dropped (from that one set) and the rest renormalised.
+
+def removal_effects(model, params, inputs) -> tuple[np.ndarray, np.ndarray]:
+    """Part I's removal test for any model (section 4): ``(p, p_without)``.
+
+    ``model`` follows the book's protocol (:mod:`~attention_measured.models.protocol`) and
+    answers one number per example (:func:`output_of`).  p is that number on ``inputs``, shaped
+    like the model's output (N,) or (R..., N); p_without adds the weights' last axes: (N, T),
+    or (N, Q, T) for a model with Q rows of weights (heads), a step then dropped from one row
+    at a time while the other rows keep every step.  p_without[..., t] is the output when step
+    t alone is dropped and the remaining weights are renormalised.
     """
-    if not callable(output):
-        raise TypeError(f"output must be the model's output as a function of keep, got {output!r}")
-    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        raise TypeError(f"shape must be the weights' shape (N, ..., T), got {shape!r}")
-    shape = tuple(checks.integer(n, "shape", 1) for n in shape)
-    if len(shape) < 2:
-        raise ValueError(f"shape must be (N, ..., T), the weights' shape; got {shape}")
-    p = np.asarray(output(None), dtype=float)
-    if p.shape != shape[:1]:
-        raise ValueError(f"output must give one value per example, ({shape[0]},); got {p.shape}")
-    p_without = np.empty(shape)
-    for where in np.ndindex(*shape[1:]):
-        keep = np.ones(shape, dtype=bool)
-        keep[(slice(None), *where)] = False
-        p_without[(slice(None), *where)] = output(keep)
+    if not callable(getattr(model, "forward", None)):
+        raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+    own = model.forward(params, inputs)
+    p = output_of(model, own)
+    shape = own.weights.shape
+    rows = shape[p.ndim :]  # the weights' axes after the examples: (T,) or (Q, T)
+    p_without = np.empty(p.shape + rows)
+    for where in np.ndindex(*rows):
+        keep = np.ones(rows, dtype=bool)
+        keep[where] = False
+        p_without[(..., *where)] = output_of(model, model.forward(params, inputs, keep=keep))
     return p, p_without
 
 

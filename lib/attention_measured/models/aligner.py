@@ -17,7 +17,7 @@ from .flavours import (
     reinforce_scores_gradient,
     sample_steps,
 )
-from .reader import Pass
+from .protocol import Output, changes
 
 
 class Aligner:
@@ -26,8 +26,12 @@ class Aligner:
     h_j = E[token_j] + P_j (an embedding plus a learned position vector); s_i = q_i; context_i =
     Σ_j a_ij h_j; logits_i = W_out context_i + b_out. The loss is the mean cross-entropy of the
     target tokens (the source reversed).  With ``hard=True`` the context is a single step drawn
-    from the weights (the argmax at evaluation), trained with REINFORCE.
+    from the weights (the argmax at evaluation), trained with REINFORCE.  It follows the book's
+    model protocol (:mod:`.protocol`).
     """
+
+    output_kind = "tokens"
+    cannot: dict = {}
 
     def __init__(
         self, flavour, vocabulary: int = 10, length: int = 8, hidden: int = 16, hard: bool = False
@@ -39,6 +43,7 @@ class Aligner:
         )
         self.hidden, self.hard = checks.integer(hidden, "hidden", 1), checks.flag(hard, "hard")
         self.draws = self.hard  # hard attention draws its steps while it trains
+        self.cannot = {"weights": "hard attention reads one drawn step"} if self.hard else {}
         if self.hard and type(self.flavour).weigh is not Flavour.weigh:
             raise ValueError(
                 "hard attention samples from softmax weights; choose a flavour without a window"
@@ -64,23 +69,40 @@ class Aligner:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     @checks.model_params
-    def forward(self, p, tokens, rng: np.random.RandomState | None = None) -> Pass:
-        """With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is
-        taken."""
+    def forward(self, p, tokens, *, keep=None, weights=None, scale=None, rng=None) -> Output:
+        """The aligner on source sequences (N, L): the logits (N, L, V) of every output
+        position and the weights (N, L, L), rows output positions, columns source steps; as
+        parts the states ``h`` (N, L, d), the queries ``s``, the flavour's ``attention`` and,
+        for hard attention, the ``chosen`` steps (N, L).
+
+        With ``hard``, ``rng`` draws the attended steps; without one the heaviest step is taken.
+        The changes: ``keep`` (N, L, L) boolean, the source steps each output may read;
+        ``weights`` (N, L, L) in place of the flavour's (soft attention only); ``scale`` (N, L),
+        each source token's embedding multiplied by it.
+        """
         tokens = self._check(tokens)
         n = len(tokens)
-        h = p["embedding"][tokens] + p["positions"]  # (N, L, d)
+        shape = (n, self.length, self.length)
+        keep, weights, scale = changes(keep, weights, scale, shape, tokens.shape, self.cannot)
+        embedded = p["embedding"][tokens]
+        if scale is not None:
+            embedded = embedded * scale[..., None]
+        h = embedded + p["positions"]  # (N, L, d)
         s = np.broadcast_to(p["queries"], (n, self.length, self.hidden))
-        att = attend(self.flavour, p, h, s)
-        extra = {"tokens": tokens, "s": s}
+        att = attend(self.flavour, p, h, s, keep)
+        parts = {"h": h, "attention": att, "s": s, "tokens": tokens}
+        own = att.weights
         if self.hard:
             chosen = (
                 sample_steps(att.weights, rng) if rng is not None else att.weights.argmax(axis=-1)
             )
             att.context = np.take_along_axis(h, chosen[..., None], axis=1)
-            extra["chosen"] = chosen
-        logits = att.context @ p["out_W"].T + p["out_b"]  # (N, L, V)
-        return Pass(h, att, logits, extra)
+            parts["chosen"] = chosen
+        context = att.context
+        if weights is not None:
+            context, own = weights @ h, weights
+        logits = context @ p["out_W"].T + p["out_b"]  # (N, L, V)
+        return Output(logits, own, parts=parts)
 
     @checks.model_params
     def accuracy(self, p, tokens) -> float:
@@ -103,32 +125,30 @@ class Aligner:
             checks.random_state(rng)
         if baseline is not None:
             baseline = checks.real(baseline, "baseline")
-        fwd = self.forward(p, tokens, rng)
-        losses, g_logits = softmax_cross_entropy(fwd.output, tokens[:, ::-1])
+        out = self.forward(p, tokens, rng=rng)
+        h, attention, s = out.parts["h"], out.parts["attention"], out.parts["s"]
+        losses, g_logits = softmax_cross_entropy(out.output, tokens[:, ::-1])
         count = losses.size
         g_logits /= count
-        context = fwd.attention.context
+        context = attention.context
         grads = Params(
             out_W=np.einsum("niv,nid->vd", g_logits, context), out_b=g_logits.sum(axis=(0, 1))
         )
         g_context = g_logits @ p["out_W"]
-        s = fwd.extra["s"]
         if self.hard:
-            chosen = fwd.extra["chosen"]
-            g_h = np.zeros_like(fwd.h)
+            chosen = out.parts["chosen"]
+            g_h = np.zeros_like(h)
             np.add.at(
                 g_h, (np.arange(len(tokens))[:, None], chosen), g_context
             )  # the path through h_chosen
             advantage = (losses - (losses.mean() if baseline is None else baseline)) / count
-            g_scores = reinforce_scores_gradient(fwd.attention.weights, chosen, advantage)
+            g_scores = reinforce_scores_gradient(attention.weights, chosen, advantage)
             flavour_grads, g_h_scores, g_s = self.flavour.scores_backward(
-                p, fwd.h, s, fwd.attention.score_cache, g_scores
+                p, h, s, attention.score_cache, g_scores
             )
             g_h = g_h + g_h_scores
         else:
-            flavour_grads, g_h, g_s = attend_backward(
-                self.flavour, p, fwd.h, s, fwd.attention, g_context
-            )
+            flavour_grads, g_h, g_s = attend_backward(self.flavour, p, h, s, attention, g_context)
         grads.update(flavour_grads)
         grads["queries"] = g_s.sum(axis=0) if g_s is not None else np.zeros_like(p["queries"])
         g_embedding = np.zeros_like(p["embedding"])
@@ -145,15 +165,15 @@ class Aligner:
         :func:`gradient_noise` compares REINFORCE's single draws with it.
         """
         tokens = self._check(tokens)
-        fwd = self.forward(p, tokens)
+        out = self.forward(p, tokens)
         n, L = tokens.shape
-        logits = fwd.h @ p["out_W"].T + p["out_b"]  # (N, m, V): copying step k
+        logits = out.parts["h"] @ p["out_W"].T + p["out_b"]  # (N, m, V): copying step k
         targets = tokens[:, ::-1]
         loss_k = -np.take_along_axis(
             log_softmax(logits)[:, None, :, :], targets[:, :, None, None], axis=-1
         )[..., 0]
         # loss_k: (N, L, m), the loss of output i if it copied step k
-        a = fwd.attention.weights
+        a = out.weights
         expected = (a * loss_k).sum(axis=-1, keepdims=True)
         return a * (loss_k - expected) / (n * L), loss_k
 
@@ -171,7 +191,7 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
         raise ValueError("gradient_noise measures hard attention; build the Aligner with hard=True")
     tokens = model._check(tokens)
     exact, loss_k = model.expected_loss_gradient(p, tokens)
-    weights = model.forward(p, tokens).attention.weights
+    weights = model.forward(p, tokens).weights
     rng = np.random.RandomState(checks.seed(seed))
     n, L = tokens.shape
     estimates = []

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core import checks
 from ..core.attention import softmax, softmax_backward
+from ..core.losses import sigmoid
 from ..core.params import Params, fan_in_normal, initialiser
 
 
@@ -481,7 +482,7 @@ class LocalP(LocalM):
     def centre(self, p, s, steps: int):
         """p_i (N, n) and the tanh layer it came from."""
         hidden = np.tanh(s @ p[self.key("W")].T)  # (N, n, A)
-        gate = 1.0 / (1.0 + np.exp(-(hidden @ p[self.key("v")])))
+        gate = sigmoid(hidden @ p[self.key("v")])
         return (steps - 1) * gate, (hidden, gate)
 
     def weigh(self, p, scores, s, mask):

@@ -1,6 +1,6 @@
 """A learned query reads the steps through multi-head attention (Part III, section 6), with each
-head's pieces apart (:func:`head_parts`) and the removal test one head at a time
-(:func:`head_removal_effects`)."""
+head's pieces apart (:meth:`HeadsReader.head_parts`) and the removal test one head at a time
+(:meth:`HeadsReader.removal_effects`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..core.attention import (
 )
 from ..core.losses import output_loss, sigmoid
 from ..core.params import Params, fan_in_normal, initialiser
+from .protocol import Output, changes
 
 
 def init_attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
@@ -28,8 +29,13 @@ class HeadsReader:
 
     h_t = x_t E (E: (C, d)); one learned query u (d,); the context is multi_head_attention(u, h,
     W_q, W_k, W_v, W_o, heads), (d,); the logit is r · context + b.  The model size does not
-    depend on ``heads``: the d columns of each projection are split among the heads.
+    depend on ``heads``: the d columns of each projection are split among the heads.  It
+    follows the book's model protocol (:mod:`.protocol`); its weights are (N, H, T), one row per
+    head.
     """
+
+    output_kind = "logit"
+    cannot: dict = {}
 
     def __init__(self, heads: int = 1, size: int = 8, channels: int = 2):
         self.heads, self.size, self.channels = (
@@ -61,28 +67,58 @@ class HeadsReader:
         return h, queries, out, weights, kept
 
     @checks.model_params
-    def forward(self, p, inputs, keep=None, weights=None, scale=None):
-        """(logit (N,), weights (N, H, T)) on inputs (N, T, C).
+    def forward(self, p, inputs, *, keep=None, weights=None, scale=None) -> Output:
+        """The reader on inputs (N, T, C), head by head (:meth:`head_parts`): the logit (N,) =
+        Σ_h softmax(scores_h) · values_h · readout_h + b and the weights (N, H, T), with the
+        ``scores`` (N, H, T), ``values`` (N, T, H, dh) and ``readout per head`` (H, dh) as parts.
+        Training computes the same numbers through
+        :func:`~.attention.multi_head_attention` (a test holds the two equal).
 
-        Part I's and Part V's changes, any of them: ``keep`` (N, H, T) boolean, True where head
-        h may attend to step t (the others renormalised); ``weights`` (N, H, T), every head's
-        weights replaced; ``scale`` (N, T), each step's input multiplied by it.  With a change,
-        the logit is computed head by head from :func:`head_parts`.
+        The changes: ``keep`` (N, H, T) boolean, True where head h may attend to step t (the
+        others renormalised); ``weights`` (N, H, T), the heads' weights replaced; ``scale``
+        (N, T), each step's input multiplied by it.
         """
-        if keep is None and weights is None and scale is None:
-            _, _, out, own, _ = self._attention(p, inputs)
-            return out[:, 0] @ p["readout"] + p["bias"], own[:, :, 0]
-        inputs = checks.array(inputs, "inputs", ndim=3)
-        n, steps = inputs.shape[:2]
+        inputs = checks.array(inputs, "inputs", ndim=3, copy=False)
+        shape = (len(inputs), self.heads, inputs.shape[1])
+        keep, weights, scale = changes(keep, weights, scale, shape, inputs.shape[:2])
         if scale is not None:
-            inputs = inputs * checks.array(scale, "scale", shape=(n, steps))[..., None]
-        scores, values, readout = head_parts(self, p, inputs)
-        if keep is not None:
-            keep = checks.mask(keep, "keep", scores.shape)
-        a = softmax(scores, keep)
-        if weights is not None:
-            a = checks.array(weights, "weights", shape=scores.shape)
-        return np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"], a
+            inputs = inputs * scale[..., None]
+        scores, values, readout = self.head_parts(p, inputs)
+        a = softmax(scores, keep) if weights is None else weights
+        logit = np.einsum("nht,nthd,hd->n", a, values, readout) + p["bias"]
+        parts = {"scores": scores, "values": values, "readout per head": readout}
+        return Output(logit, a, parts=parts)
+
+    @checks.model_params
+    def head_parts(self, p, inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
+        share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h ·
+        readout_h + b."""
+        h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
+        H, d = self.heads, self.size
+        dh = d // H
+        q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
+        k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
+        v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
+        scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
+        return scores, v, (p["W_o"] @ p["readout"]).reshape(H, dh)
+
+    @checks.model_params
+    def removal_effects(self, p, inputs) -> tuple[np.ndarray, np.ndarray]:
+        """Part I's removal test, one head at a time (section 6), in closed form: (p (N,),
+        p_without (N, H, T)), p_without[:, h, t] the probability when step t is dropped from
+        head h only and that head's other weights are renormalised, the other heads untouched.
+        Equal to :func:`~attention_measured.measures.removal.removal_effects` (a test holds the
+        two equal)."""
+        scores, v, readout_per_head = self.head_parts(p, inputs)
+        weights = softmax(scores)
+        per_head = np.einsum("nht,nthd->nhd", weights, v)  # (N, H, dh)
+        logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)  # (N, H)
+        logit = logit_parts.sum(axis=1) + p["bias"]
+        without = drop_each_step(scores)  # (N, H, T dropped, T)
+        parts_without = np.einsum("nhst,nthd,hd->nhs", without, v, readout_per_head)  # (N, H, T)
+        logit_without = logit[:, None, None] - logit_parts[:, :, None] + parts_without
+        return sigmoid(logit), sigmoid(logit_without)
 
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
@@ -114,38 +150,3 @@ class HeadsReader:
             bias=g_logit.sum(),
         )
         return loss, grads
-
-
-def head_parts(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each head's pieces (section 6): (scores (N, H, T), values (N, T, H, dh), each head's
-    share of the readout (H, dh)); the logit is Σ_h softmax(scores_h) · values_h · readout_h + b.
-    """
-    if not isinstance(model, HeadsReader):
-        raise TypeError(f"model must be a HeadsReader, got {type(model).__name__}")
-    checks.params(p, "p", ("E", "u", "W_q", "W_k", "W_v", "W_o", "readout", "bias"))
-    h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
-    H, d = model.heads, model.size
-    dh = d // H
-    q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
-    k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
-    v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
-    scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
-    return scores, v, (p["W_o"] @ p["readout"]).reshape(H, dh)
-
-
-def head_removal_effects(model: HeadsReader, p, inputs) -> tuple[np.ndarray, np.ndarray]:
-    """Part I's removal test, one head at a time (section 6).
-
-    Returns (prob (N,), prob_without (N, H, T)): prob_without[:, h, t] is the output when step t
-    is dropped from head h only and that head's other weights are renormalised; the other heads
-    are untouched.
-    """
-    scores, v, readout_per_head = head_parts(model, p, inputs)
-    weights = softmax(scores)
-    per_head = np.einsum("nht,nthd->nhd", weights, v)  # (N, H, dh)
-    logit_parts = np.einsum("nhd,hd->nh", per_head, readout_per_head)  # (N, H)
-    logit = logit_parts.sum(axis=1) + p["bias"]
-    without = drop_each_step(scores)  # (N, H, T dropped, T)
-    parts_without = np.einsum("nhst,nthd,hd->nhs", without, v, readout_per_head)  # (N, H, T)
-    logit_without = logit[:, None, None] - logit_parts[:, :, None] + parts_without
-    return sigmoid(logit), sigmoid(logit_without)

@@ -9,7 +9,7 @@ from ..core import checks
 from ..core.losses import output_loss
 from ..core.params import Params, initialiser
 from .flavours import attend, attend_backward
-from .reader import Pass
+from .protocol import Output, changes
 
 
 class Hierarchical:
@@ -17,8 +17,11 @@ class Hierarchical:
 
     Words are embedded (E: (V, D)); a word-level context vector pools each sentence's words into
     a sentence vector, a sentence-level one pools the sentences into a document vector, and w ·
-    document + b is the logit.
+    document + b is the logit.  It follows the book's model protocol (:mod:`.protocol`).
     """
+
+    output_kind = "logit"
+    cannot: dict = {}
 
     def __init__(self, vocabulary: int = 16, hidden: int = 8, units: int = 8):
         from .flavours import ContextVector
@@ -41,51 +44,61 @@ class Hierarchical:
         return p
 
     @checks.model_params
-    def forward(self, p, tokens, keep_sentences=None) -> Pass:
-        """keep_sentences: boolean, broadcastable to (N, S), True for sentences the document
-        level may use.
+    def forward(self, p, tokens, *, keep=None, weights=None, scale=None) -> Output:
+        """The model on documents of token ids (N, S, W): the logit (N,) and the sentence-level
+        weights (N, S), with as parts each sentence's ``word weights`` (N, S, W), the sentence
+        vectors ``h`` (N, S, D), and what the backward pass reads.
+
+        The changes reach the sentence level: ``keep`` boolean (N, S), the sentences the
+        document may use; ``weights`` (N, S) in place of its own; ``scale`` (N, S), every word
+        of a sentence multiplied by it.
         """
         tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None, None))
         n, s, w = tokens.shape
-        h_words = p["embedding"][tokens].reshape(n * s, w, self.hidden)
+        keep, weights, scale = changes(keep, weights, scale, (n, s), (n, s))
+        h_words = p["embedding"][tokens]
+        if scale is not None:
+            h_words = h_words * scale[..., None, None]
+        h_words = h_words.reshape(n * s, w, self.hidden)
         words = attend(self.words, p, h_words)
         h_sentences = words.context.reshape(n, s, self.hidden)
-        keep = (
-            None if keep_sentences is None else np.asarray(keep_sentences, dtype=bool)[..., None, :]
-        )
+        keep = None if keep is None else keep[..., None, :]
         sentences = attend(self.sentences, p, h_sentences, None, keep)
-        return Pass(
-            h_sentences,
-            sentences,
-            sentences.context[:, 0] @ p["readout"] + p["bias"],
-            {"h_words": h_words, "words": words, "tokens": tokens},
-        )
-
-    def word_weights(self, fwd: Pass) -> np.ndarray:
-        """(N, S, W): each sentence's weights over its words."""
-        n, s, w = fwd.extra["tokens"].shape
-        return fwd.extra["words"].weights.reshape(n, s, w)
+        document = sentences.context[:, 0]
+        own = sentences.weights[:, 0]
+        if weights is not None:
+            document, own = np.einsum("ns,nsd->nd", weights, h_sentences), weights
+        parts = {
+            "word weights": words.weights.reshape(n, s, w),
+            "h": h_sentences,
+            "sentences": sentences,
+            "h_words": h_words,
+            "words": words,
+            "tokens": tokens,
+        }
+        return Output(document @ p["readout"] + p["bias"], own, parts=parts)
 
     @checks.model_params
     def loss_and_grads(self, p, tokens, labels):
-        fwd = self.forward(p, tokens)
-        loss, g_out = output_loss(fwd.output, np.asarray(labels, dtype=float), "bce")
-        grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
+        out = self.forward(p, tokens)
+        parts = out.parts
+        loss, g_out = output_loss(out.output, np.asarray(labels, dtype=float), "bce")
+        grads = Params(readout=parts["sentences"].context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(
-            self.sentences, p, fwd.h, None, fwd.attention, g_doc
+            self.sentences, p, parts["h"], None, parts["sentences"], g_doc
         )
-        n, s, w = fwd.extra["tokens"].shape
+        n, s, w = parts["tokens"].shape
         g_word_context = g_sentences.reshape(n * s, 1, self.hidden)
         word_grads, g_words, _ = attend_backward(
             self.words,
             p,
-            fwd.extra["h_words"],
+            parts["h_words"],
             None,
-            fwd.extra["words"],
+            parts["words"],
             g_word_context,
         )
         g_embedding = np.zeros_like(p["embedding"])
-        np.add.at(g_embedding, fwd.extra["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
+        np.add.at(g_embedding, parts["tokens"].reshape(-1), g_words.reshape(-1, self.hidden))
         grads.update(sent_grads, **word_grads, embedding=g_embedding)
         return loss, grads

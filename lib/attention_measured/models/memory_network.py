@@ -10,6 +10,7 @@ from ..core.attention import as_rows, softmax, softmax_backward
 from ..core.losses import softmax_cross_entropy
 from ..core.params import Params, initialiser
 from ..tasks.stories import PLACES, SLOTS, WORDS
+from .protocol import Output, changes
 
 
 class MemoryNetwork:
@@ -19,8 +20,12 @@ class MemoryNetwork:
     encoding).  Hop k (from 0) matches on m_i = E_k x_i + T_k[i] and returns c_i = E_{k+1} x_i +
     T_{k+1}[i]: the output embedding of one hop is the input embedding of the next.  The
     question enters as u_0 = E_0 q; a = softmax(u_k · m) over the used slots; u_{k+1} = u_k +
-    Σ_i a_i c_i; the answer is softmax(W u_K) over the places.
+    Σ_i a_i c_i; the answer is softmax(W u_K) over the places.  It follows the book's model
+    protocol (:mod:`.protocol`); its weights are (N, K, M), one row per hop.
     """
+
+    output_kind = "classes"
+    cannot: dict = {}
 
     def __init__(self, hops: int = 1, size: int = 20):
         self.hops, self.size = checks.integer(hops, "hops", 1), checks.integer(size, "size", 1)
@@ -36,18 +41,23 @@ class MemoryNetwork:
         )
 
     @checks.model_params
-    def forward(self, p, memories, questions, used, weights=None, scale=None):
-        """Logits over the places (N, P), each hop's weights (K, N, M), and the intermediates
-        for backward.
+    def forward(self, p, inputs, *, keep=None, weights=None, scale=None) -> Output:
+        """The network on ``inputs`` = (memories (N, M, V), questions (N, V), used (N, M)), as
+        :func:`~.stories.encode` makes them: the logits over the places (N, P) and each hop's
+        weights (N, K, M); the mask is ``used``, True where a slot holds a sentence; as parts
+        ``u``, the question's state before and after each hop, and ``embedded``, the memories
+        embedded for each hop (what the backward pass reads).
 
-        ``used`` (N, M) is True where a slot holds a sentence; it is also Part I's ``keep``.
-        Part V's changes: ``weights`` (K, N, M), each hop's weights replaced; ``scale`` (N, M),
-        each stored sentence multiplied by it.
+        The changes: ``keep`` (N, K, M) boolean, the slots each hop may read beside the used
+        ones; ``weights`` (N, K, M), each hop's weights replaced; ``scale`` (N, M), each stored
+        sentence multiplied by it.
         """
+        memories, questions, used = self._inputs(inputs)
+        n, slots = used.shape
+        shape = (n, self.hops, slots)
+        keep, weights, scale = changes(keep, weights, scale, shape, used.shape)
         if scale is not None:
-            memories = memories * checks.array(scale, "scale", shape=used.shape)[..., None]
-        if weights is not None:
-            weights = checks.array(weights, "weights", shape=(self.hops, *used.shape))
+            memories = memories * scale[..., None]
         embedded = []  # m_i or c_i = E_k x_i + T_k[i] for every hop k: (N, M, d) each
         for k in range(self.hops + 1):
             shape = memories.shape[:2] + (self.size,)
@@ -56,21 +66,36 @@ class MemoryNetwork:
         hops = []
         for k in range(self.hops):
             if weights is None:
-                a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), used)
+                allowed = used if keep is None else used & keep[:, k]
+                a = softmax(np.einsum("nd,nmd->nm", u[-1], embedded[k]), allowed)
             else:
-                a = weights[k]
+                a = weights[:, k]
             u.append(u[-1] + np.einsum("nm,nmd->nd", a, embedded[k + 1]))
             hops.append(a)
-        return u[-1] @ p["W"].T, np.array(hops), (u, embedded)
+        parts = {"u": u, "embedded": embedded, "memories": memories}
+        return Output(u[-1] @ p["W"].T, np.stack(hops, axis=1), used[:, None, :], parts=parts)
+
+    def _inputs(self, inputs) -> tuple:
+        if not (isinstance(inputs, tuple) and len(inputs) == 3):
+            raise TypeError(
+                "inputs must be (memories, questions, used), as stories.encode makes them"
+            )
+        memories = checks.array(inputs[0], "memories", ndim=3, copy=False)
+        questions = checks.array(inputs[1], "questions", ndim=2, copy=False)
+        used = checks.mask(inputs[2], "used", memories.shape[:2])
+        if questions.shape[0] != len(memories):
+            raise ValueError("memories and questions must hold the same stories")
+        return memories, questions, used
 
     @checks.model_params
     def loss_and_grads(self, p, data: tuple, answers):
         """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its
         gradients.
         """
-        memories, questions, used = data
+        memories, questions, _ = self._inputs(data)
         answers = np.asarray(answers)
-        logits, weights, (u, embedded) = self.forward(p, memories, questions, used)
+        out = self.forward(p, data)
+        logits, u, embedded = out.output, out.parts["u"], out.parts["embedded"]
         n = len(answers)
         losses, g_logits = softmax_cross_entropy(logits, answers)
         loss = float(losses.mean())
@@ -78,7 +103,7 @@ class MemoryNetwork:
         g_embedded = [np.zeros(e.shape) for e in embedded]
         g_u = g_logits @ p["W"]  # (N, d)
         for k in reversed(range(self.hops)):
-            a = weights[k]
+            a = out.weights[:, k]
             # u_{k+1} = u_k + Σ a c
             g_embedded[k + 1] += a[..., None] * g_u[:, None, :]
             g_scores = softmax_backward(a, np.einsum("nmd,nd->nm", embedded[k + 1], g_u))

@@ -14,6 +14,7 @@ from ..core.attention import (
 from ..core.losses import output_loss
 from ..core.params import Params, initialiser
 from .heads import init_attention_and_readout
+from .protocol import Output, changes
 
 POSITIONS = ("none", "sinusoidal", "learned")
 
@@ -25,8 +26,12 @@ class OrderReader:
     h_t = E[token_t] + P_t, where P is zero ("none"), :func:`sinusoidal_positions`
     ("sinusoidal", fixed) or a trained table ("learned"); z = h + one head of self-attention on
     h (a residual connection); the logit is r · mean_t z_t + b, or r · z_0 + b with
-    ``pooling="first"`` (exercise 3 of section 7).
+    ``pooling="first"`` (exercise 3 of section 7).  It follows the book's model protocol
+    (:mod:`.protocol`).
     """
+
+    output_kind = "logit"
+    cannot: dict = {}
 
     def __init__(
         self,
@@ -68,16 +73,35 @@ class OrderReader:
         return checks.token_ids(tokens, "tokens", self.vocabulary, (None, self.length))
 
     @checks.model_params
-    def forward(self, p, tokens, use_positions: bool = True):
-        """(logit (N,), weights (N, L, L), z (N, L, d)); ``use_positions=False`` removes the
-        encoding.
+    def forward(
+        self, p, tokens, *, keep=None, weights=None, scale=None, use_positions: bool = True
+    ) -> Output:
+        """The reader on token ids (N, L): the logit (N,) and the head's weights (N, L, L), with
+        ``z`` (N, L, d), h plus the attended values, as a part; ``use_positions=False`` removes
+        the encoding from a trained model.
+
+        The changes: ``keep`` (N, L, L) boolean, where each position may attend; ``weights``
+        (N, L, L) in place of the head's; ``scale`` (N, L), each token's embedding multiplied
+        by it before the encoding is added.
         """
         tokens = self._check(tokens)
         use_positions = checks.flag(use_positions, "use_positions")
-        h = p["E"][tokens] + (self.encoding(p) if use_positions else 0.0)
-        attended, weights = multi_head_attention(h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1)
+        n = len(tokens)
+        shape = (n, self.length, self.length)
+        keep, weights, scale = changes(keep, weights, scale, shape, tokens.shape)
+        embedded = p["E"][tokens]
+        if scale is not None:
+            embedded = embedded * scale[..., None]
+        h = embedded + (self.encoding(p) if use_positions else 0.0)
+        if weights is None:
+            attended, a = multi_head_attention(
+                h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, keep
+            )
+            a = a[:, 0]
+        else:  # one head: its values read with the weights given, then W_o
+            attended, a = (weights @ (h @ p["W_v"])) @ p["W_o"], weights
         z = h + attended
-        return self._pool(z) @ p["readout"] + p["bias"], weights[:, 0], z
+        return Output(self._pool(z) @ p["readout"] + p["bias"], a, parts={"z": z, "h": h})
 
     def _pool(self, z):
         return z.mean(axis=1) if self.pooling == "mean" else z[:, 0]

@@ -4,25 +4,14 @@ and whose flavour is the scaled dot product with a learned query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core import checks
 from ..core.losses import output_loss, sigmoid
 from ..core.params import Params, initialiser
 from ..tasks import marked_step
-from .flavours import Attention, as_flavour, attend, attend_backward
-
-
-@dataclass
-class Pass:
-    """One forward pass of a model: hidden states, the attention (or attentions), the outputs."""
-
-    h: np.ndarray
-    attention: Attention
-    output: np.ndarray
-    extra: dict | None = None
+from .flavours import LocalP, as_flavour, attend, attend_backward
+from .protocol import Output, changes
 
 
 class Reader:
@@ -31,8 +20,12 @@ class Reader:
 
     h_t = E x_t + c (``encoder="linear"``, as in Part I) or tanh(E x_t + c); flavours that need
     a query get one learned vector q (D,) for every example; output = w · context + b, a logit
-    (``loss="bce"``) or a value (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).
+    (``loss="bce"``) or a value (``loss="mse"``).  Shapes: inputs (N, T, C), E (D, C).  It
+    follows the book's model protocol (:mod:`.protocol`); local-p's weights sum to less than
+    one (``weights_sum_to_one`` is False).
     """
+
+    cannot: dict = {}
 
     def __init__(
         self,
@@ -53,6 +46,12 @@ class Reader:
             checks.integer(hidden, "hidden", 1),
         )
         self.steps, self.encoder, self.loss = checks.integer(steps, "steps", 1), encoder, loss
+        self.output_kind = "logit" if loss == "bce" else "value"
+        # local-p's Gaussian scales its softmax, so that its weights sum to less than one
+        self.weights_sum_to_one = not isinstance(self.flavour, LocalP)
+
+    def __repr__(self) -> str:
+        return f"Reader({self.flavour.name!r}, encoder={self.encoder!r}, loss={self.loss!r})"
 
     @initialiser
     def init(self, seed: int = 0) -> Params:
@@ -79,25 +78,30 @@ class Reader:
         )
 
     @checks.model_params
-    def forward(self, p, inputs, keep=None, weights=None, scale=None) -> Pass:
-        """The reader on inputs (N, T, C), with Part I's and Part V's changes, any of them:
-        ``keep`` boolean (N, T), True for steps the attention may use (the removal test);
-        ``weights`` (N, T) in place of the flavour's, the output then being readout · Σ_t w_t h_t
-        + b (``attention`` still holds the flavour's own); ``scale`` (N, T), each step's input
-        multiplied by it."""
+    def forward(self, p, inputs, *, keep=None, weights=None, scale=None) -> Output:
+        """The reader on inputs (N, T, C): the output (N,) and the weights (N, T), with the
+        hidden states ``h`` (N, T, D) and the flavour's ``attention``
+        (:class:`~.flavours.Attention`, the flavour's own weights even where ``weights``
+        replaced them) as parts.
+
+        The changes: ``keep`` boolean (N, T), True for steps the attention may use (the removal
+        test); ``weights`` (N, T) in place of the flavour's, the output then being readout ·
+        Σ_t w_t h_t + b; ``scale`` (N, T), each step's input multiplied by it."""
         inputs = self._check(inputs)
+        keep, weights, scale = changes(keep, weights, scale, inputs.shape[:2], inputs.shape[:2])
         if scale is not None:
-            inputs = inputs * checks.array(scale, "scale", shape=inputs.shape[:2])[..., None]
+            inputs = inputs * scale[..., None]
         h = inputs @ p["enc_E"].T + p["enc_c"]  # (N, T, D)
         if self.encoder == "tanh":
             np.tanh(h, out=h)  # h is this call's own array
-        if keep is not None:
-            keep = checks.mask(keep, "keep", inputs.shape[:2])[:, None, :]
+        keep = None if keep is None else keep[:, None, :]
         att = attend(self.flavour, p, h, self.queries(p, len(inputs)), keep)
+        parts = {"h": h, "attention": att}
         if weights is None:
-            return Pass(h, att, att.context[:, 0] @ p["readout"] + p["bias"])
-        weights = checks.array(weights, "weights", shape=inputs.shape[:2])
-        return Pass(h, att, np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"])
+            output = att.context[:, 0] @ p["readout"] + p["bias"]
+            return Output(output, att.weights[:, 0], parts=parts)
+        output = np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"]
+        return Output(output, weights, parts=parts)
 
     @checks.model_params
     def predict(self, p, inputs) -> np.ndarray:
@@ -108,31 +112,32 @@ class Reader:
     @checks.model_params
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
-        fwd = self.forward(p, inputs)
-        loss, g_out = output_loss(fwd.output, np.asarray(targets, dtype=float), self.loss)
-        return loss, self.backward(p, inputs, fwd, g_out)
+        out = self.forward(p, inputs)
+        loss, g_out = output_loss(out.output, np.asarray(targets, dtype=float), self.loss)
+        return loss, self.backward(p, inputs, out, g_out)
 
     @checks.model_params
-    def backward(self, p, inputs, fwd: Pass, grad_output, grad_weights=None) -> Params:
+    def backward(self, p, inputs, out: Output, grad_output, grad_weights=None) -> Params:
         """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
         the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
         inputs = self._check(inputs)
-        if not isinstance(fwd, Pass):
-            raise TypeError(f"fwd must be the Pass of forward, got {type(fwd).__name__}")
+        if not isinstance(out, Output) or "attention" not in out.parts:
+            raise TypeError(f"out must be the Output of forward, got {type(out).__name__}")
         g_out = checks.array(grad_output, "grad_output", shape=inputs.shape[:1], copy=False)
         if grad_weights is not None:
             grad_weights = checks.array(
                 grad_weights, "grad_weights", shape=inputs.shape[:2], copy=False
             )[:, None]
-        grads = Params(readout=fwd.attention.context[:, 0].T @ g_out, bias=g_out.sum())
+        h, attention = out.parts["h"], out.parts["attention"]
+        grads = Params(readout=attention.context[:, 0].T @ g_out, bias=g_out.sum())
         g_context = g_out[:, None, None] * p["readout"]
         s = self.queries(p, len(inputs))
         flavour_grads, g_h, g_s = attend_backward(
             self.flavour,
             p,
-            fwd.h,
+            h,
             s,
-            fwd.attention,
+            attention,
             g_context,
             grad_weights,
         )
@@ -140,6 +145,6 @@ class Reader:
         if self.flavour.needs_query:
             grads["query"] = g_s.sum(axis=(0, 1))
         if self.encoder == "tanh":
-            g_h *= 1 - fwd.h**2  # g_h is attend_backward's own array
+            g_h *= 1 - h**2  # g_h is attend_backward's own array
         grads.update(enc_E=np.einsum("ntd,ntc->dc", g_h, inputs), enc_c=g_h.sum(axis=(0, 1)))
         return grads

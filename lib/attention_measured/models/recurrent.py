@@ -31,6 +31,7 @@ from ..core.params import Params, fan_in_normal, initialiser
 from ..machinery.blas import one_thread
 from ..tasks import translation
 from .flavours import Additive, General, attend, attend_backward
+from .protocol import Output, changes
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -170,10 +171,13 @@ class EncoderDecoder:
 
     Parameters carry torch's names: the encoder is an ``nn.GRU`` (``encoder.weight_ih_l0``, and
     ``…_reverse`` when bidirectional), the decoder an ``nn.GRUCell`` (``decoder.weight_ih``, …).
-    Sentences of one batch share one source length m; targets have n words, the last </s>.
+    Sentences of one batch share one source length m; targets have n words, the last </s>.  It
+    follows the book's model protocol (:mod:`.protocol`): its inputs are (source, target) pairs
+    read under teacher forcing, its weights (N, n, m) one row per target word.
     """
 
     draws = True  # each training step draws its batch
+    output_kind = "tokens"
 
     def __init__(
         self,
@@ -204,6 +208,15 @@ class EncoderDecoder:
             self.flavour = General()
         else:
             self.flavour = None
+        self.cannot = (
+            {
+                change: "the fixed-context model has no attention: every word reads the last "
+                "encoder state"
+                for change in ("keep", "weights")
+            }
+            if self.flavour is None
+            else {}
+        )
         self.annotation = 2 * self.hidden if self.bidirectional else self.hidden
         # the context enters the GRU for the fixed context and Bahdanau, the output for all
         self.context_in = self.kind in ("fixed context", "Bahdanau")
@@ -268,7 +281,7 @@ class EncoderDecoder:
             raise ValueError("source sentences need at least one word")
         x = p["source_embedding"][source]  # (N, m, E)
         if scale is not None:
-            x = x * _scale(scale, source.shape)[..., None]
+            x = x * checks.array(scale, "scale", shape=source.shape, copy=False)[..., None]
         forward, gates = _run_gru(_gru(p, "encoder."), x)
         states, cache = [forward], {"x": x, "forward": forward, "forward gates": gates}
         if self.bidirectional:
@@ -315,44 +328,56 @@ class EncoderDecoder:
         return Step(x, s, c, o, att, gates)
 
     def _attend(self, p, h, query, keep, weights):
-        """One step's attention for query (N, H) and its context (N, D), with Part V's
-        changes."""
+        """One step's attention for query (N, H) and its context (N, D), with the changes of
+        :meth:`forward` for this step: keep (N, m) or None, weights (N, m) or None."""
         mask = None if keep is None else keep[:, None]
         att = attend(self.flavour, p, h, query[:, None, :], mask)
         if weights is None:
             return att, att.context[:, 0]
-        return att, np.einsum("nm,nmd->nd", _scale(weights, h.shape[:2]), h)
+        return att, np.einsum("nm,nmd->nd", weights, h)
 
-    def _luong_output(self, p, h, queries):
-        """Luong's attention for queries (N, n, H) and h̃ = tanh(W_c [c; s]): (att, c, h̃)."""
-        att = attend(self.flavour, p, h, queries)
-        c = att.context
+    def _luong_output(self, p, h, queries, keep=None, weights=None):
+        """Luong's attention for queries (N, n, H) and h̃ = tanh(W_c [c; s]): (att, c, h̃), with
+        the changes of :meth:`forward` for every step at once."""
+        att = attend(self.flavour, p, h, queries, keep)
+        c = att.context if weights is None else weights @ h
         joined = np.concatenate([c, queries], axis=-1)
         return att, c, np.tanh(joined @ p["combine.weight"].T)
 
     @one_thread
     @checks.model_params
-    def forward(self, p, source, target) -> tuple[np.ndarray, list[Step], dict]:
-        """Teacher forcing: logits (N, n, V) for target ids (N, n), each step reading the true
-        previous word.
+    def forward(self, p, inputs, *, keep=None, weights=None, scale=None) -> Output:
+        """Teacher forcing on ``inputs`` = (source (N, m), target (N, n)) ids: each step reads
+        the true previous word.  Returns the logits (N, n, V) and the attention weights
+        (N, n, m), row i where word i looked (None for the fixed context); as parts, the
+        ``steps`` and ``record`` the backward pass reads.  Without input feeding, Luong's
+        attention never feeds back into the recurrence, so it is computed once, for all n steps
+        together, after it.
 
-        Also returns the steps and a record for the backward pass, whose ``"weights"`` are the
-        attention weights (N, n, m) (None for the fixed context).  Without input feeding,
-        Luong's attention never feeds back into the recurrence, so it is computed once, for
-        all n steps together, after it.
+        The changes (Part V): ``keep`` (N, n, m) boolean, the source words each step may attend
+        to; ``weights`` (N, n, m), each step's weights replaced in its context c = Σ_j a_j h_j;
+        ``scale`` (N, m), each source word's embedding multiplied by it.
         """
-        h, s, enc = self.encode(p, source)
-        target = checks.token_ids(target, "target", self.target_vocabulary, (len(h), None))
+        source, target = self._inputs(inputs)
+        n, m = target.shape[1], source.shape[1]
+        keep, weights, scale = changes(
+            keep, weights, scale, (len(source), n, m), source.shape, self.cannot
+        )
+        h, s, enc = self.encode(p, source, scale)
         previous = translation.shifted_right(target, self.bos)
         o, late = np.zeros((len(h), self.hidden)), self.kind == "Luong"
         steps = []
-        for i in range(target.shape[1]):
-            steps.append(self.step(p, h, s, o, previous[:, i], late=late))
+        for i in range(n):
+            mine = {
+                "keep": None if keep is None or late else keep[:, i],
+                "weights": None if weights is None or late else weights[:, i],
+            }
+            steps.append(self.step(p, h, s, o, previous[:, i], late=late, **mine))
             s, o = steps[-1].s, steps[-1].o
         record = {"h": h, "enc": enc, "previous": previous, "late": None, "weights": None}
         if late:
             states = np.stack([st.s for st in steps], axis=1)
-            att, c, features = self._luong_output(p, h, states)
+            att, c, features = self._luong_output(p, h, states, keep, weights)
             record["late"], record["weights"] = (att, c, states, features), att.weights
         else:
             features = np.stack([st.o for st in steps], axis=1)
@@ -360,49 +385,18 @@ class EncoderDecoder:
                 record["weights"] = np.stack([st.attention.weights[:, 0] for st in steps], axis=1)
         record["features"] = features
         logits = features @ p["out.weight"].T + p["out.bias"]  # (N, n, V)
-        return logits, steps, record
+        shown = record["weights"] if weights is None else weights
+        return Output(logits, shown, parts={"steps": steps, "record": record})
 
-    @checks.model_params
-    def state_at(self, p, source, target, at, scale=None) -> tuple:
-        """What the step that predicts word ``at[k]`` of target k reads under teacher forcing
-        (Part V): (h (N, m, D), s (N, H), o (N, H), previous word (N,)), for :meth:`logits_at`.
-
-        The states before that step do not depend on its attention, so Part V keeps them while
-        it changes the step's weights; a ``scale`` (N, m) of the source words runs them again.
-        """
-        h, s, _ = self.encode(p, source, scale)
-        target = checks.token_ids(target, "target", self.target_vocabulary, (len(h), None))
-        at = checks.integers(at, "at", 0, target.shape[1] - 1)
-        if at.shape != (len(h),):
-            raise ValueError(f"at must hold one word position per sentence, ({len(h)},)")
-        words = translation.shifted_right(target, self.bos)
-        o = np.zeros((len(h), self.hidden))
-        kept_s, kept_o = np.empty_like(s), np.zeros_like(o)
-        for t in range(at.max() + 1):
-            now = at == t
-            kept_s[now] = s[now]
-            if self.feeding:  # only input feeding reads the previous output
-                kept_o[now] = o[now]
-            step = self.step(p, h, s, o, words[:, t])
-            s, o = step.s, step.o
-        return h, kept_s, kept_o, words[np.arange(len(at)), at]
-
-    @checks.model_params
-    def logits_at(self, p, state, keep=None, weights=None) -> np.ndarray:
-        """Class scores (N, V) of the step that reads ``state`` (from :meth:`state_at`), with
-        Part V's changes to its attention: ``keep`` (N, m) boolean or ``weights`` (N, m)."""
-        if not (isinstance(state, tuple) and len(state) == 4):
-            raise TypeError("state must be the (h, s, o, word) of state_at")
-        last = self.step(p, *state, keep=keep, weights=weights)
-        return last.o @ p["out.weight"].T + p["out.bias"]
-
-    @one_thread
-    @checks.model_params
-    def weights(self, p, source, target) -> np.ndarray:
-        """Attention weights (N, n, m) under teacher forcing: row i is where word i looked."""
-        if self.flavour is None:
-            raise ValueError("the fixed-context model has no attention weights")
-        return self.forward(p, source, target)[2]["weights"]
+    def _inputs(self, inputs) -> tuple[np.ndarray, np.ndarray]:
+        """(source, target) ids, checked: (N, m) and (N, n)."""
+        if not (isinstance(inputs, tuple) and len(inputs) == 2):
+            raise TypeError("inputs must be (source, target), two arrays of token ids")
+        source = self._check_source(inputs[0])
+        target = checks.token_ids(inputs[1], "target", self.target_vocabulary, (len(source), None))
+        if source.shape[1] < 1 or target.shape[1] < 1:
+            raise ValueError("source and target sentences need at least one word")
+        return source, target
 
     @checks.model_params
     def decoder_start(self, p, source) -> dict:
@@ -457,7 +451,8 @@ class EncoderDecoder:
             source, target = translation.draw_batch(data, rng, self.batch)
         else:
             source, target = data
-        logits, steps, record = self.forward(p, source, target)
+        out = self.forward(p, (source, target))
+        logits, steps, record = out.output, out.parts["steps"], out.parts["record"]
         losses, grad_logits = softmax_cross_entropy(logits, target)
         grad_logits /= losses.size
         grads = Params({name: np.zeros_like(value) for name, value in p.items()})
@@ -572,14 +567,6 @@ class EncoderDecoder:
             _add_gru_grads(grads, "encoder.reverse.", reverse[1])
             grad_x = grad_x + reverse[0][:, ::-1]
         np.add.at(grads["source_embedding"], source, grad_x)
-
-
-def _scale(values, shape: tuple) -> np.ndarray:
-    """A per-word array of Part V's changes, checked: (N, m) reals."""
-    values = checks.array(values, "weights or scale")
-    if values.shape != tuple(shape):
-        raise ValueError(f"expected one value per source word, {tuple(shape)}, got {values.shape}")
-    return values
 
 
 def _run_gru(params, x) -> tuple[np.ndarray, list]:

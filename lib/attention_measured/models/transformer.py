@@ -31,6 +31,7 @@ from ..core.losses import softmax_cross_entropy
 from ..core.params import Params, initialiser
 from ..machinery.blas import one_thread
 from ..tasks.translation import draw_batch, draw_padded_batch, shifted_right
+from .protocol import Output, changes
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -395,6 +396,13 @@ class Decoded(NamedTuple):
     out: np.ndarray
 
 
+REPLACE = (
+    "its cross-attention holds {heads} heads of weights in {layers}, {rows} rows for each word, "
+    "so no one row of weights is the model's to replace; its rankings start from the last "
+    "layer's rows averaged over the heads"
+)  # why a Transformer's weights cannot be given to its forward pass (Part V)
+
+
 class Transformer:
     """An encoder-decoder Transformer (Vaswani et al. 2017) for translation (Part IV).
 
@@ -408,9 +416,12 @@ class Transformer:
     what breaks).  Training batches hold sentences of one length, so nothing is padded, unless
     ``mixed``: then each batch mixes lengths, padded with <pad> after each sentence's end, and
     a key padding mask keeps every query off the padding (Part IV, batches of mixed lengths).
+    It follows the book's model protocol (:mod:`.protocol`): its inputs are (source, target)
+    pairs read under teacher forcing.
     """
 
     draws = True  # each training step draws its batch
+    output_kind = "tokens"
 
     def __init__(
         self,
@@ -441,6 +452,13 @@ class Transformer:
         self.batch = checks.integer(batch, "batch", 1)
         self.bos = checks.index(bos, "bos", self.target_vocabulary)
         self.mixed = checks.flag(mixed, "mixed")
+        self.cannot = {  # the changes its forward pass refuses, and why
+            "weights": REPLACE.format(
+                rows=self.heads * self.layers,
+                heads=self.heads,
+                layers="its one layer" if self.layers == 1 else f"each of its {self.layers} layers",
+            )
+        }
 
     def __repr__(self) -> str:
         return f"Transformer(width={self.width}, heads={self.heads}, layers={self.layers})"
@@ -549,52 +567,60 @@ class Transformer:
     def _previous(self, target) -> np.ndarray:
         return shifted_right(target, self.bos)
 
-    @checks.model_params
-    def logits_at(self, p, source, target, at, keep=None, scale=None) -> tuple[np.ndarray, list]:
-        """Class scores (N, V) of word ``at[k]`` of each target k under teacher forcing, and
-        every layer's weights (Part V).  All words are decoded at once under the causal mask;
-        Part V's changes reach word ``at`` only: ``keep`` (N, m) boolean, the source words its
-        row of every cross-attention may read, and ``scale`` (N, m) of the source words."""
-        memory, _ = self.encode(p, source, scale)
-        target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
-        n, m = target.shape[1], memory.shape[1]
-        at = checks.integers(at, "at", 0, n - 1)
-        if at.shape != (len(memory),):
-            raise ValueError(f"at must hold one word position per sentence, ({len(memory)},)")
-        every, mask = np.arange(len(at)), None
-        if keep is not None:
-            mask = np.ones((len(at), n, m), dtype=bool)
-            mask[every, at] = checks.mask(keep, "keep", (len(at), m))
-        logits, weights, _ = self.decode(p, memory, self._previous(target), mask)
-        return logits[every, at], weights
-
     @one_thread
     @checks.model_params
-    def forward(self, p, source, target, source_lengths=None, target_lengths=None):
-        """Teacher forcing: (logits (N, n, V), weights, records) for target ids (N, n).
+    def forward(self, p, inputs, *, keep=None, weights=None, scale=None) -> Output:
+        """Teacher forcing on ``inputs`` = (source (N, m), target (N, n)) ids, or with their
+        lengths (source, target, source_lengths, target_lengths) for a padded batch
+        (:func:`~.translation.draw_padded_batch`; logits at padded positions mean nothing).
+        All words are decoded at once under the causal mask.
 
-        ``source_lengths``, ``target_lengths``: optional (N,), the real words of a padded
-        batch (:func:`translation.draw_padded_batch`); logits at padded positions are
-        computed and mean nothing.
+        Returns the logits (N, n, V); as weights, the last decoder layer's cross-attention
+        averaged over its heads (N, n, m), row i being where word i looked; as ``layers`` each
+        encoder layer's self-attention averaged over heads (N, L, m, m), for rollout and flow;
+        and as parts each layer's weights by head, ``cross`` and ``decoder self`` (N, H, n, ·)
+        and ``encoder self`` (N, H, m, m), and the ``records`` the backward pass reads.
+
+        The changes (Part V): ``keep`` (N, n, m) boolean, the source words each target word's
+        row of every cross-attention may read; ``scale`` (N, m), each source word's embedding
+        multiplied by it before the positions are added.  ``weights`` cannot be given (see
+        :data:`REPLACE`).
         """
-        memory, enc = self.encode(p, source, lengths=source_lengths)
-        target = checks.token_ids(target, "target", self.target_vocabulary, (len(memory), None))
-        previous = self._previous(target)
-        logits, weights, dec = self.decode(
+        source, target, *lengths = self._inputs(inputs)
+        n, m = target.shape[1], source.shape[1]
+        keep, _, scale = changes(
+            keep, weights, scale, (len(source), n, m), source.shape, self.cannot
+        )
+        source_lengths, target_lengths = lengths if lengths else (None, None)
+        memory, enc = self.encode(p, source, scale=scale, lengths=source_lengths)
+        logits, layers, dec = self.decode(
             p,
             memory,
-            previous,
+            self._previous(target),
+            memory_mask=keep,
             memory_lengths=source_lengths,
             lengths=target_lengths,
         )
-        return logits, weights, (enc, dec)
+        parts = {
+            "cross": [w["cross"] for w in layers],
+            "decoder self": [w["self"] for w in layers],
+            "encoder self": enc.weights,
+            "records": (enc, dec),
+        }
+        encoder = np.stack([w.mean(axis=1) for w in enc.weights], axis=1)  # (N, L, m, m)
+        return Output(logits, layers[-1]["cross"].mean(axis=1), layers=encoder, parts=parts)
 
-    @one_thread
-    @checks.model_params
-    def weights(self, p, source, target) -> np.ndarray:
-        """The last decoder layer's cross-attention under teacher forcing, averaged over heads:
-        (N, n, m), row i being where word i looked."""
-        return self.forward(p, source, target)[1][-1]["cross"].mean(axis=1)
+    def _inputs(self, inputs) -> tuple:
+        if not (isinstance(inputs, tuple) and len(inputs) in (2, 4)):
+            raise TypeError(
+                "inputs must be (source, target) or (source, target, source_lengths, "
+                "target_lengths)"
+            )
+        source = checks.token_ids(inputs[0], "source", self.source_vocabulary, (None, None))
+        target = checks.token_ids(inputs[1], "target", self.target_vocabulary, (len(source), None))
+        if source.shape[1] < 1 or target.shape[1] < 1:
+            raise ValueError("source and target sentences need at least one word")
+        return (source, target, *inputs[2:])
 
     # -------------------------------------------------------------- backward
     @checks.model_params
@@ -614,7 +640,8 @@ class Transformer:
                 "target_lengths) or a dict of Corpus by length"
             )
         source, target, *lengths = data
-        logits, _, (enc, dec) = self.forward(p, source, target, *lengths)
+        out = self.forward(p, data)
+        logits, (enc, dec) = out.output, out.parts["records"]
         losses, grad_logits = softmax_cross_entropy(logits, target)
         if lengths:
             real = np.arange(target.shape[1]) < lengths[1][:, None]  # (N, n)

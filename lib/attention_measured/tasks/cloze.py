@@ -166,6 +166,12 @@ class Batch:
         """N, the number of positions with a target: every real token."""
         return len(self.targets)
 
+    def take(self, rows) -> Batch:
+        """The batch of the sentences ``rows`` (an index array), padded as this one is."""
+        rows = checks.integers(rows, "rows", 0, len(self) - 1)
+        ids, valid = self.ids[rows], self.valid[rows]
+        return Batch(ids, valid, self.allowed[rows], np.flatnonzero(valid), ids[valid])
+
 
 def make_batch(sentences) -> Batch:
     """A :class:`Batch` of B sentences (strings or token lists), each checked by :func:`encode`

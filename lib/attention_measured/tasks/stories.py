@@ -115,7 +115,7 @@ def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first slots.
     """
     if not isinstance(data, Stories):
-        raise TypeError(f"data must be Stories (memory.stories), got {type(data).__name__}")
+        raise TypeError(f"data must be Stories (stories.stories), got {type(data).__name__}")
     memories = np.zeros((len(data), SLOTS, len(WORDS)))
     used = np.zeros((len(data), SLOTS), dtype=bool)
     for i, sentences in enumerate(data.sentences):

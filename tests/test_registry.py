@@ -1,11 +1,12 @@
-"""Part V's subjects: each model behind the one interface computes what the model itself does."""
+"""Part V's subjects: every model of the book, through the protocol alone, is explained by what
+the model itself computes."""
 
 import numpy as np
 import pytest
 
-from attention_measured.experiments import head_runs, marked_step_runs, subjects, translation_runs
+from attention_measured.experiments import head_runs, marked_step_runs, registry, translation_runs
 from attention_measured.measures.explanations import Subject
-from attention_measured.models import cloze_head, heads, single_query
+from attention_measured.models import cloze_head, single_query
 from attention_measured.tasks import cloze, translation
 
 
@@ -24,11 +25,11 @@ def unchanged(subject: Subject, replace: bool = True) -> None:
 
 
 def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
-    subject = subjects.lesson_subject(subjects.LESSON_SEEDS[0])
-    heldout, stack = marked_step_runs.lesson_runs()
+    subject = registry.single_query_subject(registry.SINGLE_QUERY_SEEDS[0])
+    heldout, stack = marked_step_runs.two_runs()
     params = stack.select(0)  # the lesson's run 1 is the first of the 100 seeds
-    fwd = single_query.forward(params, heldout.inputs)
-    np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-fwd.logit)))
+    fwd = marked_step_runs.MODEL.forward(params, heldout.inputs)
+    np.testing.assert_allclose(subject.probabilities[:, 1], 1 / (1 + np.exp(-fwd.output)))
     unchanged(subject)
     # logit = r·Σ a_t x_t + b, a = softmax(u·x): ∂logit/∂a_t = r·x_t, and
     # x_t·∂logit/∂x_t = a_t r·x_t + a_t (r·x_t − r·x̄)(u·x_t)
@@ -43,10 +44,10 @@ def test_part_one_subject_is_the_lesson_network_with_its_gradients_by_hand():
     gradient = (own * (1 - own) * sign)[:, None] * value
     np.testing.assert_allclose(subject.importance("gradient"), gradient, rtol=1e-6, atol=1e-12)
     np.testing.assert_allclose(subject.importance("gradient × input"), np.abs(by_hand), atol=1e-6)
-    p, without = single_query.removal_effects(params, x)
+    p, without = marked_step_runs.MODEL.removal_effects(params, x)
     np.testing.assert_allclose(subject.importance("leave one out"), np.abs(without - p[:, None]))
     with pytest.raises(ValueError, match="100 seeds"):
-        subjects.lesson_subject(7)
+        registry.single_query_subject(7)
 
 
 def test_flavour_heads_and_memory_subjects_are_their_models():
@@ -54,39 +55,41 @@ def test_flavour_heads_and_memory_subjects_are_their_models():
     from attention_measured.tasks import marked_step, stories
 
     for flavour in ("additive", "mean pooling"):
-        subject = subjects.flavour_subject(flavour, 0)
-        model, p, _ = flavour_runs.lesson_run(flavour, 0)
+        subject = registry.flavour_subject(flavour, 0)
+        model, p, _ = flavour_runs.reader_run(flavour, 0)
         np.testing.assert_allclose(
             subject.probabilities[:, 1],
             model.predict(p, marked_step.lesson_data()[1].inputs),
             atol=1e-12,  # the book's sigmoid stops short of 0 and 1
         )
         unchanged(subject)
-    subject = subjects.heads_subject("two heads: head 1", 0)
+    subject = registry.heads_subject("two heads: head 1", 0)
     model, p, _ = head_runs.heads_run(2, 0)
     heldout = head_runs.heads_data()[1]
-    prob, without = heads.head_removal_effects(model, p, heldout.inputs)
+    prob, without = model.removal_effects(p, heldout.inputs)
     np.testing.assert_allclose(subject.probabilities[:, 1], prob, atol=1e-12)
-    np.testing.assert_allclose(subject.weights, model.forward(p, heldout.inputs)[1][:, 1])
+    np.testing.assert_allclose(subject.weights, model.forward(p, heldout.inputs).weights[:, 1])
     # leave one out drops the step from head 1 only, as Part III's per-head removal test does
     np.testing.assert_allclose(
         subject.importance("leave one out"), np.abs(without[:, 1] - prob[:, None]), atol=1e-12
     )
     unchanged(subject)
-    subject = subjects.memory_subject(0)
+    subject = registry.memory_subject(0)
     model, p, _ = story_runs.memory_run(1, 1, 0)
-    logits = model.forward(p, *stories.encode(story_runs.memory_data(1)[1]))[0]
+    logits = model.forward(p, stories.encode(story_runs.memory_data(1)[1])).output
     np.testing.assert_allclose(subject.decision, logits.argmax(axis=1))
     unchanged(subject)
 
 
-def test_udhr_subject_is_the_head_on_each_sentence_without_a_truth():
-    params = cloze_head.init_params(3)
+def test_cloze_subject_is_the_head_on_each_sentence_without_a_truth():
+    head = cloze_head.Head()
+    params = head.init(3)
     tokens = cloze.SENTENCES[0]
-    subject = subjects._udhr_sentence(params, tokens, 3)
     n = len(tokens)
-    fwd = cloze_head.forward(params, cloze.make_batch([tokens]))
-    np.testing.assert_allclose(subject.probabilities, fwd.probs, atol=1e-12)
+    copies = cloze.make_batch([tokens] * n)  # position i of copy i
+    subject = Subject(head, params, copies, row=np.arange(n), no_truth="its own query")
+    fwd = head.forward(params, cloze.make_batch([tokens]))
+    np.testing.assert_allclose(subject.probabilities, fwd.parts["probs"], atol=1e-12)
     others = ~np.eye(n, dtype=bool)
     np.testing.assert_allclose(subject.weights, fwd.weights[0][others].reshape(n, n - 1))
     unchanged(subject)
@@ -104,11 +107,11 @@ def small_translation(kind: str):
 @pytest.mark.parametrize("kind", ["Bahdanau", "Luong", "Luong, input feeding"])
 def test_recurrent_subject_changes_only_the_word_it_explains(kind):
     model, p, source, target, at = small_translation(kind)
-    subject = subjects._recurrent_subject(kind, model, p, source, target, at, at)
-    logits, _, record = model.forward(p, source, target)
+    subject = Subject(model, p, (source, target), row=at, truth=at, name=kind)
+    out = model.forward(p, (source, target))
     rows = np.arange(len(at))
-    np.testing.assert_allclose(subject._logits(), logits[rows, at], atol=1e-10)
-    np.testing.assert_allclose(subject.weights, record["weights"][rows, at], atol=1e-12)
+    np.testing.assert_allclose(subject._logits(), out.output[rows, at], atol=1e-10)
+    np.testing.assert_allclose(subject.weights, out.weights[rows, at], atol=1e-12)
     unchanged(subject)
     first = np.zeros(subject.weights.shape)
     first[:, 0] = 1.0  # every word reads source word 0 alone
@@ -119,11 +122,11 @@ def test_recurrent_subject_changes_only_the_word_it_explains(kind):
 
 def test_transformer_subject_masks_one_word_and_cannot_replace_its_weights():
     model, p, source, target, at = small_translation("Transformer")
-    subject = subjects._transformer_subject("T", model, p, source, target, at, at)
-    logits, weights, _ = model.forward(p, source, target)
+    subject = Subject(model, p, (source, target), row=at, truth=at, name="T")
+    out = model.forward(p, (source, target))
     rows = np.arange(len(at))
-    np.testing.assert_allclose(subject._logits(), logits[rows, at], atol=1e-10)
-    np.testing.assert_allclose(subject.weights, weights[-1]["cross"].mean(axis=1)[rows, at])
+    np.testing.assert_allclose(subject._logits(), out.output[rows, at], atol=1e-10)
+    np.testing.assert_allclose(subject.weights, out.parts["cross"][-1].mean(axis=1)[rows, at])
     unchanged(subject, replace=False)
     assert "2 heads" in subject.supports("gradient")
     with pytest.raises(ValueError, match="no one row"):
@@ -148,6 +151,6 @@ def test_transformer_subject_masks_one_word_and_cannot_replace_its_weights():
 
 def test_translation_subjects_refuse_a_model_without_attention_and_unknown_lengths():
     with pytest.raises(ValueError, match="no attention"):
-        subjects.translation_subjects("fixed context", 0)
+        registry.translation_subjects("fixed context", 0)
     with pytest.raises(ValueError, match="5 to 40"):
-        subjects.translation_subjects("Luong", 0, lengths=(41,))
+        registry.translation_subjects("Luong", 0, lengths=(41,))
