@@ -335,7 +335,7 @@ def test_fit_trains_in_place_and_returns_the_loss_before_each_step():
     [
         ({"learning_rate": float("inf")}, ValueError, "learning_rate must be a finite number"),
         ({"learning_rate": -0.1}, ValueError, "learning_rate must be positive"),
-        ({"epochs": 0}, ValueError, "epochs must be an integer of at least 1"),
+        ({"epochs": 0}, ValueError, "epochs must be an integer between 1 and 100000"),
         ({"seed": -1}, ValueError, "seed must be an integer between 0"),
         ({"progress": "no"}, TypeError, "progress must be True or False"),
         ({"optimiser": "sgd"}, ValueError, "optimiser must be one of 'adam', 'gradient descent'"),

@@ -288,10 +288,6 @@ def test_every_explorer_refuses_a_flag_that_is_not_true_or_false(name, builder):
             builder(static=bad)
 
 
-def test_there_are_thirteen_explorers():
-    assert len(list(_builders())) == 13
-
-
 @pytest.mark.parametrize("name, builder", list(_builders()))
 def test_every_explorer_declares_its_choices_once_for_both_forms(name, builder, monkeypatch):
     from attention_measured.book import widgets

@@ -78,7 +78,7 @@ def test_the_network_takes_part_fives_changes():
         ({"facts": 1.0}, TypeError, "facts must be an integer"),
         ({"facts": 3}, ValueError, "facts must be an integer between 1 and 2, got 3"),
         ({"facts": 0}, ValueError, "facts must be an integer between 1 and 2, got 0"),
-        ({"n": 0}, ValueError, "n must be an integer of at least 1"),
+        ({"n": 0}, ValueError, "n must be an integer between 1 and 100000"),
         ({"length": 1}, ValueError, "length must be an integer of at least 2"),
     ],
 )

@@ -129,16 +129,13 @@ def test_teacher_forcing_equals_one_step_at_a_time(kind):
     params = model.init(3)
     out = model.forward(params, (source, target))
     logits, record = out.output, out.parts["record"]
-    h, s, _ = model.encode(params, source)
-    o = np.zeros((len(source), model.hidden))
+    state = model.decoder_start(params, source)
     previous = np.concatenate([np.full((len(source), 1), 1), target[:, :-1]], axis=1)
     for i in range(target.shape[1]):
-        step = model.step(params, h, s, o, previous[:, i])
-        s, o = step.s, step.o
-        expected = o @ params["out.weight"].T + params["out.bias"]
+        expected, weights, state = model.decoder_next(params, state, previous[:, i], i)
         np.testing.assert_allclose(logits[:, i], expected, rtol=0, atol=1e-12)
-        if step.attention is not None:
-            np.testing.assert_allclose(record["weights"][:, i], step.attention.weights[:, 0])
+        if weights is not None:
+            np.testing.assert_allclose(record["weights"][:, i], weights)
 
 
 def test_greedy_decoding_feeds_back_its_own_words():

@@ -20,11 +20,6 @@ def test_many_streams_at_once_equal_one_at_a_time():
         np.testing.assert_array_equal(row, rng.draws(seed, 7))
 
 
-def test_draws_lie_in_the_unit_interval():
-    u = rng.draws(range(50), 100)
-    assert u.min() >= 0.0 and u.max() < 1.0
-
-
 @pytest.mark.parametrize("bad", [1.5, "7", None, True])
 def test_seeds_of_the_wrong_kind_are_refused(bad):
     with pytest.raises(TypeError, match="seeds? must be an integer"):

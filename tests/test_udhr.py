@@ -337,7 +337,7 @@ def test_the_progress_bar_leaves_the_numbers_alone(capsys):
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"epochs": 0}, ValueError, "epochs must be an integer of at least 1, got 0"),
+        ({"epochs": 0}, ValueError, "epochs must be an integer between 1 and 100000, got 0"),
         ({"epochs": 2.5}, TypeError, "epochs must be an integer"),
         ({"epochs": True}, TypeError, "epochs must be an integer"),
         (

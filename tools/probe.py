@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-TIMEOUT = 20  # seconds a bad call may run before it counts as slow
+TIMEOUT = 10  # seconds a bad call may run before it counts as slow
 CANDIDATES = 3  # calls recorded per function; the first that runs without an error is the valid one
 SHAPES = {"an axis missing", "an extra axis"}  # a batch axis more or less is often a valid call
 WRAPPERS = {"cache.py", "blas.py", "params.py", "plots.py"}  # modules whose decorators wrap
@@ -134,11 +134,13 @@ def bad_values(name: str, value, default):
         out += [("a string", "False"), ("0 for False", 0)]
     elif isinstance(value, (int, np.integer)):
         out += [("a string", str(int(value))), ("a fraction", int(value) + 0.5), ("True", True)]
-        out += [("negative", -1 if value >= 0 else int(value) - 10**6)]
+        out += [("negative", -1 if value >= 0 else int(value) - 10**6), ("huge", 10**12)]
+        out += [("NaN", float("nan"))]
     elif isinstance(value, (float, np.floating)):
         out += [("a string", str(float(value))), ("NaN", float("nan")), ("infinity", np.inf)]
+        out += [("huge", 1e300)]
     elif isinstance(value, str):
-        out += [("an unknown name", value + " nonsense"), ("a number", 3)]
+        out += [("an unknown name", value + " nonsense"), ("a number", 3), ("False", "False")]
     elif isinstance(value, np.ndarray):
         out += [("a string", "0.5")]
         if value.dtype == bool:
@@ -148,9 +150,10 @@ def bad_values(name: str, value, default):
                 out += [("an id past the end", value + 10**6), ("a negative id", value * 0 - 1)]
             out += [("floats", value.astype(float) + 0.5)]
         elif np.issubdtype(value.dtype, np.floating) and value.size:
-            with_nan = value.copy()
-            with_nan.flat[0] = np.nan
-            out += [("a NaN inside", with_nan), ("booleans", value > 0)]
+            with_nan, with_inf = value.copy(), value.copy()
+            with_nan.flat[0], with_inf.flat[0] = np.nan, np.inf
+            out += [("a NaN inside", with_nan), ("an infinity inside", with_inf)]
+            out += [("booleans", value > 0)]
         if value.ndim >= 1 and value.size:
             out += [("an axis missing", value[0])]
             out += [("an extra axis", value[None])]
@@ -162,6 +165,11 @@ def bad_values(name: str, value, default):
             smaller = copy.copy(value)
             smaller.pop(next(iter(smaller)))
             out += [("one entry missing", smaller)]
+            first = next(iter(value))
+            if isinstance(value[first], np.ndarray) and value[first].dtype.kind == "f":
+                with_nan = copy.deepcopy(value)
+                with_nan[first].flat[0] = np.nan
+                out += [("a NaN inside", with_nan)]
     elif value is None:
         out += [("a string", "text")]
     else:
@@ -210,14 +218,18 @@ def _call(obj, kind, name, signature, values, star, extra):
 def probe(calls) -> dict:
     import matplotlib.pyplot as plt
 
-    counts = {k: 0 for k in ("clear", "unnamed", "deep", "silent", "slow", "shape accepted")}
+    kinds = ("clear", "unnamed", "deep", "silent", "slow", "shape accepted", "changed input")
+    counts = {k: 0 for k in kinds}
     worst = []
     signal.signal(signal.SIGALRM, _alarm)
     for key, candidates in sorted(calls.items()):
         chosen = _valid(candidates)
         if chosen is None:
             continue
-        _, name, obj, kind, values, star, extra, signature = chosen
+        _, name, obj, kind, values, star, extra, signature, changed_inputs = chosen
+        for arg in changed_inputs:
+            counts["changed input"] += 1
+            worst.append([key, arg, "the valid call", "changed input", ""])
         for arg, value in values.items():
             if arg == "self" or isinstance(value, types.ModuleType):
                 continue
@@ -252,9 +264,35 @@ def probe(calls) -> dict:
                     message = "" if error is None else f"{type(error).__name__}: {error}"[:160]
                     worst.append([key, arg, label, outcome, message])
     functions = len(calls)
-    expected = sum(v for k, v in counts.items() if k != "shape accepted")
+    expected = sum(v for k, v in counts.items() if k not in ("shape accepted", "changed input"))
     share = counts["clear"] / expected if expected else 0.0
     return {"functions": functions, "counts": counts, "clear share": share, "not clear": worst}
+
+
+def _same(a, b, depth: int = 0) -> bool:
+    """Whether a valid call left its argument as it found it (arrays, containers, records),
+    looked at no deeper than four levels."""
+    if depth > 4:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        try:
+            return bool(np.array_equal(a, b, equal_nan=True))
+        except TypeError:
+            return bool(np.array_equal(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y, depth + 1) for x, y in zip(a, b))
+    if hasattr(a, "__dict__") and type(a) is type(b) and not callable(a):
+        return _same(vars(a), vars(b), depth + 1)
+    if isinstance(a, (np.random.RandomState, np.random.Generator)):
+        return True  # a generator passed in is there to be drawn from
+    if type(a).__eq__ is object.__eq__:
+        return True  # no equality of its own: counts as unchanged
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 -- a value that cannot be compared counts as unchanged
+        return True
 
 
 def _valid(candidates):
@@ -278,7 +316,8 @@ def _valid(candidates):
         finally:
             signal.alarm(0)
             plt.close("all")
-        return (None, name, obj, kind, values, star, extra, signature)
+        changed = [k for k, v in copied.items() if k != "self" and not _same(v, values[k])]
+        return (None, name, obj, kind, values, star, extra, signature, changed)
     return None
 
 

@@ -198,6 +198,7 @@ def distribution(
     With ``log`` the counts are on a log scale, so a tail of one or two seeds stays visible
     beside a peak of ninety.
     """
+    log = checks.flag(log, "log")
     ax.hist(values, bins=bins, range=value_range, color=NEUTRAL, edgecolor="white", log=log)
     for i, (name, x) in enumerate(highlights.items()):
         ax.axvline(x, color=RUNS[i % len(RUNS)], lw=2.2, ls=("-", "--")[i % 2], label=name)
@@ -217,6 +218,7 @@ def heatmap(
     vmax: float | None = 1.0,
 ) -> None:
     """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part II)."""
+    colorbar = checks.flag(colorbar, "colorbar")
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=9)
     ax.set_yticks(range(len(row_labels)), row_labels, fontsize=9)

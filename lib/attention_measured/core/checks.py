@@ -16,14 +16,24 @@ from collections.abc import Mapping
 
 import numpy as np
 
+MAX_COUNT = 1_000_000  # the most of anything a count may ask for (examples, steps, units)
+
 
 def integer(value, name: str, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an int, checked to lie in [low, high] (either bound may be None)."""
+    """``value`` as an int, checked to lie in [low, high].  A count, an integer with a ``low``
+    bound and no ``high`` one, is at most :data:`MAX_COUNT`, so that a mistyped number is
+    refused rather than left to run for hours or to exhaust the memory; an integer with neither
+    bound (an axis) may be anything."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{name} must be an integer {_range(low, high)}, got {value}")
+    if low is not None and high is None and value > MAX_COUNT:
+        raise ValueError(
+            f"{name} must be an integer of at most {MAX_COUNT:,}, more than the book ever asks "
+            f"for, got {value}"
+        )
     return value
 
 
@@ -36,7 +46,7 @@ def _range(low, high) -> str:
 
 def seed(value, name: str = "seed", below: int = 2**32) -> int:
     """A random seed: an integer in [0, below); numpy's RandomState takes seeds below 2**32."""
-    return integer(value, name, 0, integer(below, "below", 1) - 1)
+    return integer(value, name, 0, integer(below, "below", 1, 2**64) - 1)
 
 
 def seeds(value, name: str = "seeds", below: int = 2**32) -> list[int]:
@@ -128,6 +138,7 @@ def array(
     """
     if getattr(_state, "trusted", False) and isinstance(value, np.ndarray) and value.dtype == float:
         return value.copy() if copy else value
+    finite, copy = flag(finite, "finite"), flag(copy, "copy")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be an array of numbers, got a string")
     try:
@@ -202,7 +213,8 @@ def token_ids(value, name: str, vocabulary: int, shape: tuple) -> np.ndarray:
 
 
 def params(value, name: str, needs) -> Mapping:
-    """``value`` if it is a mapping (a Params) holding an array under every name in ``needs``."""
+    """``value`` if it is a mapping (a Params) holding a finite array under every name in
+    ``needs``."""
     if getattr(_state, "trusted", False):
         return value
     if not isinstance(value, Mapping):
@@ -211,6 +223,14 @@ def params(value, name: str, needs) -> Mapping:
     if missing:
         shown = ", ".join(map(repr, missing[:4])) + (" …" if len(missing) > 4 else "")
         raise ValueError(f"{name} lacks {shown}: pass the Params this model's init draws")
+    for n in needs:
+        array = value[n]
+        if (
+            isinstance(array, np.ndarray)
+            and array.dtype.kind == "f"
+            and not np.isfinite(array).all()
+        ):
+            raise ValueError(f"{name}[{n!r}] holds NaN or infinity: the parameters have diverged")
     return value
 
 

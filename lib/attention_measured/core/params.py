@@ -55,7 +55,11 @@ class Params(dict):
             index = checks.index(index, "index", runs)
         else:
             index = checks.integers(index, "index", 0, runs - 1)
-        return Params({name: np.asarray(value)[index] for name, value in self.items()})
+        picked = {name: np.asarray(value)[index] for name, value in self.items()}
+        # a scalar comes back as a 0-d array, which training can update in place like the rest
+        return Params(
+            {n: v if isinstance(v, np.ndarray) else np.array(v) for n, v in picked.items()}
+        )
 
     @property
     def size(self) -> int:

@@ -30,7 +30,7 @@ def check_seed(seed, name: str = "seed") -> int:
     return checks.seed(seed, name, below=2**64)
 
 
-def hash32(seeds: np.ndarray) -> np.ndarray:
+def _hash32(seeds: np.ndarray) -> np.ndarray:
     """Scramble integer seeds into 32-bit starting states.
 
     seeds: integer array of any shape; returns a uint64 array of the same shape holding values
@@ -52,7 +52,7 @@ def draws(seeds, count: int) -> np.ndarray:
     seed_list = [seeds] if single else list(seeds)
     seed_list = [check_seed(s, "seeds") for s in seed_list]
     count = checks.integer(count, "count", 0)
-    state = hash32(np.array(seed_list, dtype=np.uint64))
+    state = _hash32(np.array(seed_list, dtype=np.uint64))
     out = np.empty((len(seed_list), int(count)))
     for j in range(int(count)):
         state = (state * np.uint64(MULTIPLIER) + np.uint64(INCREMENT)) & np.uint64(MASK32)

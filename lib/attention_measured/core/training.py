@@ -25,6 +25,7 @@ from . import checks
 from .optim import Adam, GradientDescent
 
 OPTIMISERS = {"adam": Adam, "gradient descent": GradientDescent}
+MAX_EPOCHS = 100_000  # the most steps one training takes (the book's longest takes 4,000)
 
 
 class Trained(NamedTuple):
@@ -59,7 +60,7 @@ def fit(
     if isinstance(data, (str, bytes)):
         raise TypeError("data must be the model's training data, got a string")
     _check_targets(targets)
-    epochs = checks.integer(epochs, "epochs", 1)
+    epochs = checks.integer(epochs, "epochs", 1, MAX_EPOCHS)
     checks.real(learning_rate, "learning_rate", positive=True)
     seed = checks.seed(seed)
     progress = checks.flag(progress, "progress")
@@ -80,6 +81,11 @@ def fit(
             if curve is None:
                 curve = np.empty((epochs,) + np.shape(loss))
             curve[t] = loss
+            if not np.isfinite(loss).all():
+                raise ValueError(
+                    f"the loss became {loss} at step {t}: learning_rate {learning_rate} is too "
+                    "large for this model, or its params hold NaN"
+                )
             step.step(grads)
     return curve
 

@@ -34,6 +34,8 @@ LEARNING_RATE = 0.02
 
 EPOCHS = 4000
 
+MAX_NUDGE = 1e-6  # a nudge moves the last digits of one weight (section 4 uses 1e-12)
+
 
 CSV_EVERY = 20  # the loss CSV keeps iteration 1 and every 20th
 
@@ -56,13 +58,13 @@ def train(
     ``sentences=None`` trains on all 16 :data:`SENTENCES`; otherwise a list of token lists (or
     strings) from the vocabulary, e.g. a training fold.  Each iteration sums the gradients of
     all sentences' summed losses and divides by the number of sentences before the Adam step, as
-    the demo does. ``progress=True`` shows a tqdm bar.  ``nudge``: a finite number added to the
-    single initial weight E[0, 0] before the first step; section 4 "What the memory remembers"
-    sets it to +-1e-12 to show that the end of a long run is chaotic.  The default 0.0 leaves
-    every weight exactly as drawn.
+    the demo does. ``progress=True`` shows a tqdm bar.  ``nudge``: a number no larger than
+    :data:`MAX_NUDGE` in size, added to the single initial weight E[0, 0] before the first step;
+    section 4 "What the memory remembers" sets it to +-1e-12 to show that the end of a long run
+    is chaotic.  The default 0.0 leaves every weight exactly as drawn.
     """
     seed, query = checks.seed(seed), check_query(query)
-    nudge = checks.real(nudge, "nudge")
+    nudge = checks.real(nudge, "nudge", -MAX_NUDGE, MAX_NUDGE)
     token_lists = [list(s) for s in SENTENCES] if sentences is None else check_sentences(sentences)
     batch = make_batch(token_lists)
     head = Head(query, token_lists)
@@ -193,7 +195,7 @@ def heldout_experiment(
     """
     seed, epochs = checks.seed(seed), checks.integer(epochs, "epochs", 1)
     queries, progress = _check_queries(queries), checks.flag(progress, "progress")
-    nudge = checks.real(nudge, "nudge")
+    nudge = checks.real(nudge, "nudge", -MAX_NUDGE, MAX_NUDGE)
     methods = [
         m
         for m in METHODS

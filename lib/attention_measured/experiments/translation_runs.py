@@ -67,7 +67,9 @@ def book_model(model: str):
 
 
 def learning_rate(name: str) -> float:
-    """Adam's step size for ``name``: 0.005 for the Transformers, 0.02 for the recurrent models."""
+    """Adam's step size for ``name`` (one of :data:`MODELS`): 0.005 for the Transformers, 0.02
+    for the recurrent models."""
+    name = checks.choice(name, "name", MODELS)
     return LEARNING_RATES["Transformer" if name in TRANSFORMERS else "recurrent"]
 
 

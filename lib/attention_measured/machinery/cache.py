@@ -142,6 +142,20 @@ def _fingerprint(modules) -> tuple[str, ...]:
     )
 
 
+def _plain(value):
+    """numpy's scalars as Python's (np.int64(0) as 0), in tuples and lists too, so that a seed
+    of any integer kind finds the result remembered for it."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
 def remembered(function=None, *, ignore: tuple[str, ...] = ()):
     """Decorator: remember ``function``'s results (see the module's docstring).
 
@@ -169,7 +183,7 @@ def remembered(function=None, *, ignore: tuple[str, ...] = ()):
         bound.apply_defaults()
         for flag in ignore:
             checks.flag(bound.arguments[flag], flag)
-        call = {k: v for k, v in bound.arguments.items() if k not in ignore}
+        call = {k: _plain(v) for k, v in bound.arguments.items() if k not in ignore}
         arguments = pickle.dumps(call, protocol=4)
         # the code of the function's module, and of every package class among its arguments
         # (a model passed in is trained by its own methods)

@@ -539,6 +539,7 @@ class Subject:
         "rollout",
         "flow",
     )
+    LACKS = ("replace", "truth", "layers")  # what a subject may lack: other weights, a cause
     NEEDS = {  # what each ranking needs that a model may lack
         "gradient": "replace",
         "attention × gradient": "replace",
@@ -698,7 +699,9 @@ class Subject:
         return softmax(self._logits(weights=weights, keep=keep, scale=scale))
 
     def check(self, what: str) -> None:
-        """Refuse, with the model's own reason, what it cannot do."""
+        """Refuse, with the model's own reason, what it cannot do: ``what`` is one of
+        :data:`LACKS`."""
+        checks.choice(what, "what", self.LACKS)
         if what in self.cannot:
             raise ValueError(f"{self.name}: {self.cannot[what]}")
 

@@ -10,12 +10,12 @@ from ..core import checks
 from ..core.losses import log_softmax, softmax_cross_entropy
 from ..core.params import Params, initialiser
 from .flavours import (
-    Flavour,
     as_flavour,
     attend,
     attend_backward,
     reinforce_scores_gradient,
     sample_steps,
+    scores_backward,
 )
 from .protocol import Output, changes
 
@@ -44,7 +44,7 @@ class Aligner:
         self.hidden, self.hard = checks.integer(hidden, "hidden", 1), checks.flag(hard, "hard")
         self.draws = self.hard  # hard attention draws its steps while it trains
         self.cannot = {"weights": "hard attention reads one drawn step"} if self.hard else {}
-        if self.hard and type(self.flavour).weigh is not Flavour.weigh:
+        if self.hard and self.flavour.windowed:
             raise ValueError(
                 "hard attention samples from softmax weights; choose a flavour without a window"
             )
@@ -143,8 +143,8 @@ class Aligner:
             )  # the path through h_chosen
             advantage = (losses - (losses.mean() if baseline is None else baseline)) / count
             g_scores = reinforce_scores_gradient(attention.weights, chosen, advantage)
-            flavour_grads, g_h_scores, g_s = self.flavour.scores_backward(
-                p, h, s, attention.score_cache, g_scores
+            flavour_grads, g_h_scores, g_s = scores_backward(
+                self.flavour, p, h, s, attention, g_scores
             )
             g_h = g_h + g_h_scores
         else:
@@ -178,6 +178,9 @@ class Aligner:
         return a * (loss_k - expected) / (n * L), loss_k
 
 
+MAX_DRAWS = 100_000  # gradient_noise's most draws (the book takes 200 and 400)
+
+
 def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -> dict:
     """How noisy REINFORCE's gradient of the scores is, against the exact one (section 3).
 
@@ -195,7 +198,7 @@ def gradient_noise(model: Aligner, p, tokens, draws: int = 200, seed: int = 0) -
     rng = np.random.RandomState(checks.seed(seed))
     n, L = tokens.shape
     estimates = []
-    for _ in range(checks.integer(draws, "draws", 2)):
+    for _ in range(checks.integer(draws, "draws", 2, MAX_DRAWS)):
         chosen = sample_steps(weights, rng)
         losses = np.take_along_axis(loss_k, chosen[..., None], axis=-1)[..., 0]
         estimates.append(

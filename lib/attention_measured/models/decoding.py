@@ -28,6 +28,9 @@ import numpy as np
 from ..core import checks
 from ..core.losses import log_softmax
 from ..machinery.blas import one_thread
+from ..tasks.translation import MAX_STEPS
+
+MAX_BEAM = 64  # the widest beam: each step scores beam × V prefixes per sentence
 
 
 class Decoded(NamedTuple):
@@ -57,14 +60,15 @@ def _check(model, beam, eos):
     for name in ("decoder_start", "decoder_next", "bos"):
         if not hasattr(model, name):
             raise TypeError(f"model must offer decoder_start, decoder_next and bos, lacks {name}")
-    beam = checks.integer(beam, "beam", 1)
+    beam = checks.integer(beam, "beam", 1, MAX_BEAM)
     return beam, checks.integer(eos, "eos", 0)
 
 
 @one_thread
 def greedy(model, p, source, eos: int = 2, steps: int | None = None) -> Decoded:
     """Greedy decoding of source ids (N, m): the most likely word at every step, for ``steps``
-    steps (default m + 1) or until every sentence has written ``eos``."""
+    steps (default m + 1, at most :data:`~.translation.MAX_STEPS`) or until every sentence has
+    written ``eos``."""
     return beam_search(model, p, source, 1, eos, steps)
 
 
@@ -72,13 +76,14 @@ def greedy(model, p, source, eos: int = 2, steps: int | None = None) -> Decoded:
 def beam_search(model, p, source, beam: int, eos: int = 2, steps: int | None = None) -> Decoded:
     """Beam search of width ``beam`` over source ids (N, m) (see the module's docstring).
 
-    ``beam`` 1 is greedy decoding.  For a wider beam, each sentence's result is its best
-    finished prefix, or greedy decoding's sentence where that scores higher.
+    ``beam`` 1 is greedy decoding, at most :data:`MAX_BEAM`.  For a wider beam, each
+    sentence's result is its best finished prefix, or greedy decoding's sentence where that
+    scores higher.  ``steps``: as for :func:`greedy`.
     """
     beam, eos = _check(model, beam, eos)
     state = model.decoder_start(p, source)
     N, m = np.shape(source)
-    steps = m + 1 if steps is None else checks.integer(steps, "steps", 1)
+    steps = m + 1 if steps is None else checks.integer(steps, "steps", 1, MAX_STEPS)
     state = take(state, np.repeat(np.arange(N), beam))
     words = np.full(N * beam, model.bos)
     scores = np.full((N, beam), -np.inf)
@@ -89,6 +94,8 @@ def beam_search(model, p, source, beam: int, eos: int = 2, steps: int | None = N
         logits, _, state = model.decoder_next(p, state, words, t)
         log_probs = log_softmax(logits).reshape(N, beam, -1)
         V = log_probs.shape[-1]
+        if eos >= V:
+            raise ValueError(f"eos must be a word of the model's vocabulary, below {V}; got {eos}")
         # a finished prefix is extended only by </s>, at no cost, so it keeps its score
         log_probs[done] = -np.inf
         log_probs[done, eos] = 0.0

@@ -85,17 +85,19 @@ _NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Flavour:
-    """A score function: ``scores(p, h, s) -> (e, cache)`` and ``scores_backward``.
+    """A score function: ``scores(p, h, s) -> (e, cache)``.
 
     ``init(rng, key_size, query_size, steps)`` draws the flavour's own parameters, named with
-    ``prefix`` so that two flavours can share one
-    :class:`Params`.  ``weigh`` turns scores into weights (softmax unless the
-    flavour is local).
+    ``prefix`` so that two flavours can share one :class:`Params`.  :func:`attend` runs it; the
+    private ``_weigh`` turns scores into weights (softmax unless the flavour is local), and
+    ``_scores_backward`` and ``_weigh_backward`` are the backward passes :func:`attend_backward`
+    and :func:`scores_backward` take.
     """
 
     name = "flavour"
     needs_query = False
     prefix = ""
+    windowed = False  # True for the local flavours, whose weights are not a plain softmax
 
     def key(self, name: str) -> str:
         return self.prefix + name
@@ -118,16 +120,16 @@ class Flavour:
         queries s (N, n, S) or None."""
         raise NotImplementedError
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def _scores_backward(self, p, h, s, cache, grad_scores):
         """Returns (gradients of this flavour's parameters, grad_h (N, m, D), grad_s (N, n, S)
         or None) from grad_scores (N, n, m)."""
         raise NotImplementedError
 
-    def weigh(self, p, scores, s, mask):
+    def _weigh(self, p, scores, s, mask):
         """Weights (N, n, m) and what the backward pass needs."""
         return softmax(scores, mask), None
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
+    def _weigh_backward(self, p, scores, s, weights, cache, grad_weights):
         """Returns (gradients of parameters, grad_scores, grad_s or None)."""
         return {}, softmax_backward(weights, grad_weights), None
 
@@ -144,7 +146,7 @@ class MeanPooling(Flavour):
         h, _ = _check_states(h, s, False, self.name, self, p)
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def _scores_backward(self, p, h, s, cache, grad_scores):
         return {}, np.zeros(np.shape(h)), None
 
 
@@ -182,7 +184,7 @@ class FeedForward(Flavour):
         e = np.tanh(h @ p[self.key("w")] + b)  # (N, m)
         return e[:, None, :], e
 
-    def scores_backward(self, p, h, s, e, grad_scores):
+    def _scores_backward(self, p, h, s, e, grad_scores):
         grad_pre = grad_scores.sum(axis=1) * (1 - e * e)  # (N, m)
         grads = {
             self.key("w"): np.einsum("nm,nmd->d", grad_pre, h),
@@ -219,7 +221,7 @@ class ContextVector(Flavour):
         u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
         return (u @ p[self.key("u")])[:, None, :], u
 
-    def scores_backward(self, p, h, s, u, grad_scores):
+    def _scores_backward(self, p, h, s, u, grad_scores):
         g = grad_scores.sum(axis=1)  # (N, m)
         grad_u_w = np.einsum("nm,nma->a", g, u)
         grad_pre = g[..., None] * p[self.key("u")] * (1 - u * u)  # (N, m, A)
@@ -261,7 +263,7 @@ class Additive(Flavour):
         hidden = np.tanh(from_query[:, :, None, :] + from_keys[:, None, :, :])  # (N, n, m, A)
         return hidden @ p[self.key("v")], hidden  # (N, n, m), (N, n, m, A)
 
-    def scores_backward(self, p, h, s, hidden, grad_scores):
+    def _scores_backward(self, p, h, s, hidden, grad_scores):
         grad_v = np.einsum("nij,nija->a", grad_scores, hidden)
         grad_pre = (1 - hidden * hidden) * (grad_scores[..., None] * p[self.key("v")])
         from_query = grad_pre.sum(axis=2)  # (N, n, A)
@@ -297,7 +299,7 @@ class Dot(Flavour):
             )
         return s @ np.swapaxes(h, 1, 2), None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def _scores_backward(self, p, h, s, cache, grad_scores):
         return {}, np.swapaxes(grad_scores, 1, 2) @ s, grad_scores @ h
 
 
@@ -320,7 +322,7 @@ class General(Flavour):
         projected = h @ p[self.key("W")].T  # (N, m, S)
         return s @ np.swapaxes(projected, 1, 2), projected  # (N, n, m)
 
-    def scores_backward(self, p, h, s, projected, grad_scores):
+    def _scores_backward(self, p, h, s, projected, grad_scores):
         grad_projected = np.swapaxes(grad_scores, 1, 2) @ s  # (N, m, S)
         grads = {self.key("W"): np.einsum("nms,nmd->sd", grad_projected, h)}
         return grads, grad_projected @ p[self.key("W")], grad_scores @ projected
@@ -363,8 +365,8 @@ class Concat(Flavour):
             )
         return self._additive.scores(self._split(p, s.shape[-1]), h, s)
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
-        grads, grad_h, grad_s = self._additive.scores_backward(
+    def _scores_backward(self, p, h, s, cache, grad_scores):
+        grads, grad_h, grad_s = self._additive._scores_backward(
             self._split(p, s.shape[-1]), h, s, cache, grad_scores
         )
         return (
@@ -406,7 +408,7 @@ class Location(Flavour):
             )
         return s @ p[self.key("W")].T, None
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
+    def _scores_backward(self, p, h, s, cache, grad_scores):
         grads = {self.key("W"): np.einsum("nim,nis->ms", grad_scores, s)}
         return grads, np.zeros(np.shape(h)), grad_scores @ p[self.key("W")]
 
@@ -422,6 +424,8 @@ class LocalM(Flavour):
 
     Wraps a score flavour ``inner``; the weights are a softmax over the window.
     """
+
+    windowed = True
 
     def __init__(self, inner: Flavour, half_width: int = 2):
         if not isinstance(inner, Flavour):
@@ -440,10 +444,10 @@ class LocalM(Flavour):
     def scores(self, p, h, s):
         return self.inner.scores(p, h, s)
 
-    def scores_backward(self, p, h, s, cache, grad_scores):
-        return self.inner.scores_backward(p, h, s, cache, grad_scores)
+    def _scores_backward(self, p, h, s, cache, grad_scores):
+        return self.inner._scores_backward(p, h, s, cache, grad_scores)
 
-    def weigh(self, p, scores, s, mask):
+    def _weigh(self, p, scores, s, mask):
         n, m = scores.shape[-2:]
         window = _window(
             np.broadcast_to(np.arange(n, dtype=float), scores.shape[:-1]), m, self.half_width
@@ -480,12 +484,20 @@ class LocalP(LocalM):
         return Params({**self.inner.init(rng, key_size, query_size, steps), **own})
 
     def centre(self, p, s, steps: int):
-        """p_i (N, n) and the tanh layer it came from."""
+        """The predicted centres p_i (N, n) of queries s (N, n, S) over ``steps`` steps, and
+        the tanh layer and gate they came from."""
+        checks.params(p, "p", (self.key("W"), self.key("v")))
+        s = checks.array(s, "s", ndim=3, copy=False)
+        if s.shape[-1] != p[self.key("W")].shape[1]:
+            raise ValueError(
+                f"s must hold queries of size {p[self.key('W')].shape[1]}, got shape {s.shape}"
+            )
+        steps = checks.integer(steps, "steps", 1)
         hidden = np.tanh(s @ p[self.key("W")].T)  # (N, n, A)
         gate = sigmoid(hidden @ p[self.key("v")])
         return (steps - 1) * gate, (hidden, gate)
 
-    def weigh(self, p, scores, s, mask):
+    def _weigh(self, p, scores, s, mask):
         if s is None:
             raise ValueError("local-p needs queries to predict its centre from")
         m = scores.shape[-1]
@@ -498,7 +510,7 @@ class LocalP(LocalM):
         gauss = np.exp(-np.square(offset) / (2 * sigma**2))
         return inside * gauss, (inside, gauss, offset, hidden, gate)
 
-    def weigh_backward(self, p, scores, s, weights, cache, grad_weights):
+    def _weigh_backward(self, p, scores, s, weights, cache, grad_weights):
         inside, gauss, offset, hidden, gate = cache
         m = scores.shape[-1]
         sigma = self.half_width / 2
@@ -565,8 +577,22 @@ def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
     checks.params(p, "p", ())
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
     scores, score_cache = flavour.scores(p, h, s)
-    weights, weight_cache = flavour.weigh(p, scores, s, mask)
+    weights, weight_cache = flavour._weigh(p, scores, s, mask)
     return Attention(scores, weights, weights @ h, score_cache, weight_cache)
+
+
+def scores_backward(flavour: Flavour, p, h, s, att: Attention, grad_scores):
+    """The gradients of ``flavour``'s scores alone, from grad_scores (N, n, m), for a pass of
+    :func:`attend` that gave ``att``: (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n,
+    S) or None).  For a training that does not differentiate the weights (hard attention's
+    REINFORCE, Part III, section 3)."""
+    if not isinstance(flavour, Flavour):
+        raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
+    if not isinstance(att, Attention):
+        raise TypeError(f"att must be the Attention of attend, got {type(att).__name__}")
+    checks.params(p, "p", flavour.names)
+    grad_scores = checks.array(grad_scores, "grad_scores", shape=att.scores.shape, copy=False)
+    return flavour._scores_backward(p, h, s, att.score_cache, grad_scores)
 
 
 def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None):
@@ -592,10 +618,10 @@ def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, gra
             grad_weights, "grad_weights", shape=att.weights.shape, copy=False
         )
     grad_h = np.swapaxes(att.weights, 1, 2) @ grad_context
-    weigh_grads, grad_scores, grad_s_window = flavour.weigh_backward(
+    weigh_grads, grad_scores, grad_s_window = flavour._weigh_backward(
         p, att.scores, s, att.weights, att.weight_cache, grad_weights
     )
-    score_grads, grad_h_scores, grad_s = flavour.scores_backward(
+    score_grads, grad_h_scores, grad_s = flavour._scores_backward(
         p, h, s, att.score_cache, grad_scores
     )
     grad_h += grad_h_scores  # grad_h is this call's own array

@@ -141,7 +141,7 @@ def _gru_names(prefix: str) -> list[str]:
     return [head + suffix for suffix in _SUFFIXES[prefix]]
 
 
-class Step(NamedTuple):
+class _Step(NamedTuple):
     """What one decoder step computed (all (N, ·)): its GRU input x, state s, context c,
     output features o and the attention record (None for the fixed context)."""
 
@@ -298,9 +298,9 @@ class EncoderDecoder:
         return h, s0, cache
 
     @checks.model_params
-    def step(
+    def _step(
         self, p, h, s_prev, o_prev, words, late: bool = False, keep=None, weights=None
-    ) -> Step:
+    ) -> _Step:
         """One decoder step for the previous words (N,) ids: see the class docstring.
 
         ``late``: leave Luong's attention and output out of this step (c and o are None), for
@@ -320,12 +320,12 @@ class EncoderDecoder:
         x = np.concatenate(parts, axis=1)
         s, gates = gru_cell_and_gates(_gru(p, "decoder."), x, s_prev)
         if not self.kind.startswith("Luong"):
-            return Step(x, s, c, np.concatenate([s, c], axis=1), att, gates)
+            return _Step(x, s, c, np.concatenate([s, c], axis=1), att, gates)
         if late:
-            return Step(x, s, None, None, None, gates)
+            return _Step(x, s, None, None, None, gates)
         att, c = self._attend(p, h, s, keep, weights)  # the new state asks
         o = np.tanh(np.concatenate([c, s], axis=-1) @ p["combine.weight"].T)
-        return Step(x, s, c, o, att, gates)
+        return _Step(x, s, c, o, att, gates)
 
     def _attend(self, p, h, query, keep, weights):
         """One step's attention for query (N, H) and its context (N, D), with the changes of
@@ -372,7 +372,7 @@ class EncoderDecoder:
                 "keep": None if keep is None or late else keep[:, i],
                 "weights": None if weights is None or late else weights[:, i],
             }
-            steps.append(self.step(p, h, s, o, previous[:, i], late=late, **mine))
+            steps.append(self._step(p, h, s, o, previous[:, i], late=late, **mine))
             s, o = steps[-1].s, steps[-1].o
         record = {"h": h, "enc": enc, "previous": previous, "late": None, "weights": None}
         if late:
@@ -410,7 +410,8 @@ class EncoderDecoder:
         """One free-running step for the previous words (N,): (logits (N, V), attention
         weights (N, m) or None, the next state).  ``t`` is unused (a recurrent decoder keeps
         its place in its state)."""
-        st = self.step(p, state["h"], state["s"], state["o"], words)
+        words = checks.token_ids(words, "words", self.target_vocabulary, (len(state["s"]),))
+        st = self._step(p, state["h"], state["s"], state["o"], words)
         weights = None if st.attention is None else st.attention.weights[:, 0]
         return st.o @ p["out.weight"].T + p["out.bias"], weights, {**state, "s": st.s, "o": st.o}
 
@@ -420,11 +421,16 @@ class EncoderDecoder:
         """Greedy decoding: each step feeds back its own most likely word.
 
         Returns (ids (N, steps), weights (N, steps, m) or None).  ``steps`` defaults to the
-        source length + 1, enough for a translation of equal length and its </s>.
+        source length + 1, enough for a translation of equal length and its </s>, and is at
+        most :data:`~.translation.MAX_STEPS`.
         """
         state = self.decoder_start(p, source)
         h = state["h"]
-        steps = h.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1)
+        steps = (
+            h.shape[1] + 1
+            if steps is None
+            else checks.integer(steps, "steps", 1, translation.MAX_STEPS)
+        )
         words = np.full(len(h), self.bos)
         out, weights = [], []
         for t in range(steps):

@@ -30,7 +30,7 @@ from ..core.attention import (
 from ..core.losses import softmax_cross_entropy
 from ..core.params import Params, initialiser
 from ..machinery.blas import one_thread
-from ..tasks.translation import draw_batch, draw_padded_batch, shifted_right
+from ..tasks.translation import MAX_STEPS, draw_batch, draw_padded_batch, shifted_right
 from .protocol import Output, changes
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
@@ -374,7 +374,7 @@ def decoder_layer_backward(
     return _backward(backs, _check_grad(grad_output, y))
 
 
-class Encoded(NamedTuple):
+class _Encoded(NamedTuple):
     """What :meth:`Transformer.encode` returns beside the memory: the source ids (N, m), each
     layer's backward record, the final norm's backward, and each layer's self-attention weights
     (N, H, m, m), first layer first."""
@@ -385,7 +385,7 @@ class Encoded(NamedTuple):
     weights: list
 
 
-class Decoded(NamedTuple):
+class _Decoded(NamedTuple):
     """What :meth:`Transformer.decode` returns beside the logits and weights: the previous words
     (N, n), each layer's backward record, the final norm's backward, and the final norm's output
     (N, n, E), which the output layer reads."""
@@ -497,8 +497,8 @@ class Transformer:
         return x
 
     @checks.model_params
-    def encode(self, p, source, scale=None, lengths=None) -> tuple[np.ndarray, Encoded]:
-        """The encoder's output (N, m, E), the memory, and its record (:class:`Encoded`), whose
+    def encode(self, p, source, scale=None, lengths=None) -> tuple[np.ndarray, _Encoded]:
+        """The encoder's output (N, m, E), the memory, and its record (a named tuple), whose
         ``weights`` are each layer's self-attention weights (N, H, m, m).
 
         ``scale``: optional (N, m), each word's embedding multiplied by it before the
@@ -522,14 +522,14 @@ class Transformer:
             backs.append((f"encoder.layers.{i}.", layer_backs))
             weights.append(w["self"])
         memory, norm_back = _final_norm(p, "encoder.norm", x)
-        return memory, Encoded(source, backs, norm_back, weights)
+        return memory, _Encoded(source, backs, norm_back, weights)
 
     @checks.model_params
     def decode(
         self, p, memory, previous, memory_mask=None, memory_lengths=None, lengths=None
-    ) -> tuple[np.ndarray, list, Decoded]:
+    ) -> tuple[np.ndarray, list, _Decoded]:
         """Logits (N, n, V) for the previous words (N, n) read all at once, the attention
-        weights of every layer ({"self", "cross"} each), and the record (:class:`Decoded`).
+        weights of every layer ({"self", "cross"} each), and the record (a named tuple).
 
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
         in every layer's cross-attention (Part V's removal test).  ``memory_lengths`` and
@@ -562,7 +562,7 @@ class Transformer:
             weights.append(w)
         out, norm_back = _final_norm(p, "decoder.norm", x)
         logits = out @ p["out.weight"].T + p["out.bias"]  # (N, n, V)
-        return logits, weights, Decoded(previous, backs, norm_back, out)
+        return logits, weights, _Decoded(previous, backs, norm_back, out)
 
     def _previous(self, target) -> np.ndarray:
         return shifted_right(target, self.bos)
@@ -679,28 +679,37 @@ class Transformer:
     @checks.model_params
     def decoder_next(self, p, state, words, t: int) -> tuple:
         """One decoding step with the key-value cache: the previous words (N,) at position
-        ``t`` give (logits (N, V), the last layer's cross-attention (N, m) averaged over heads,
-        the state with the cache grown by one position)."""
-        t = checks.integer(t, "t", 0)
-        logits, w = self._cached_step(
-            p, state["memory"], np.asarray(words)[:, None], t, state["kv"]
-        )
-        return logits, w, state
+        ``t``, the number of words decoded so far, give (logits (N, V), the last layer's
+        cross-attention (N, m) averaged over heads, a new state whose cache holds one position
+        more).  The state passed in is left as it was."""
+        memory = state["memory"]
+        words = checks.token_ids(words, "words", self.target_vocabulary, (len(memory),))
+        kv = [dict(cache) for cache in state["kv"]]  # new arrays go in new dicts
+        cached = kv[0]["k"].shape[-2] if "k" in kv[0] else 0
+        t = checks.integer(t, "t", 0, MAX_STEPS)
+        if t != cached:
+            raise ValueError(f"t must be the number of words decoded so far, {cached}; got {t}")
+        logits, w = self._cached_step(p, memory, words[:, None], t, kv)
+        return logits, w, {**state, "kv": kv}
 
     @one_thread
     @checks.model_params
     def greedy(self, p, source, steps: int | None = None, cache: bool = True):
-        """Greedy decoding: (ids (N, steps), cross-attention (N, steps, m)) as in
-        :meth:`weights`.
+        """Greedy decoding: (ids (N, steps), the last layer's cross-attention averaged over
+        heads (N, steps, m), as :meth:`forward` gives its weights).  ``steps`` defaults to the
+        source length + 1 and is at most :data:`~.translation.MAX_STEPS`.
 
         With ``cache`` (the key-value cache), each step computes only the newest position:
         its query, key and value in every layer, the keys and values of earlier positions
         being kept, and the memory's projected once.  Without it, every step reruns the
         decoder on the whole prefix.  Both give the same words.
         """
+        cache = checks.flag(cache, "cache")
         state = self.decoder_start(p, source)
         memory = state["memory"]
-        steps = memory.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1)
+        steps = (
+            memory.shape[1] + 1 if steps is None else checks.integer(steps, "steps", 1, MAX_STEPS)
+        )
         words = np.full((len(memory), 1), self.bos)
         out, weights = [], []
         for t in range(steps):

@@ -52,6 +52,9 @@ class Stories:
         )
 
 
+MAX_STORIES = 100_000  # the most stories one call draws (the book draws 1,000 to train)
+
+
 def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -> Stories:
     """Stories of ``length`` sentences and a question needing ``facts`` supporting facts (1 or
     2).
@@ -61,7 +64,7 @@ def stories(n: int = 1000, facts: int = 1, seed: int = 0, length: int = SLOTS) -
     sentence is "<person> picked up the <object>"; the question is "where is the <object>"; the
     answer is where the person who picked it up went last (a move of that person is guaranteed).
     """
-    n, length = checks.integer(n, "n", 1), checks.integer(length, "length", 2)
+    n, length = checks.integer(n, "n", 1, MAX_STORIES), checks.integer(length, "length", 2)
     facts = checks.integer(facts, "facts", 1, 2)  # 1 or 2; True is not a number of facts
     if length > SLOTS:
         raise ValueError(f"a story holds at most {SLOTS} sentences, got {length}")
@@ -115,7 +118,7 @@ def encode(data: Stories) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     first slots.
     """
     if not isinstance(data, Stories):
-        raise TypeError(f"data must be Stories (stories.stories), got {type(data).__name__}")
+        raise TypeError(f"data must be Stories (from stories()), got {type(data).__name__}")
     memories = np.zeros((len(data), SLOTS, len(WORDS)))
     used = np.zeros((len(data), SLOTS), dtype=bool)
     for i, sentences in enumerate(data.sentences):

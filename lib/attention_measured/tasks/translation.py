@@ -82,6 +82,10 @@ TARGET_IDS = {word: i for i, word in enumerate(TARGET_WORDS)}
 
 SHORTEST, LONGEST = 5, 47  # one clause without adjectives or place; four clauses with both
 
+MAX_CLAUSES = 4  # the grammar joins up to four clauses with "and"
+
+MAX_STEPS = 2 * LONGEST  # the most words a decoder may be asked to write: twice the longest
+
 
 TRAIN_LENGTHS = (5, 22)  # sentence lengths the models train on
 
@@ -197,7 +201,10 @@ def translate(source) -> Sentence:
 
 
 def sentence(rng: np.random.RandomState, clauses: int) -> Sentence:
-    """A random sentence of ``clauses`` clauses joined by "and", with its translation."""
+    """A random sentence of ``clauses`` (1 to :data:`MAX_CLAUSES`) clauses joined by "and",
+    drawn from ``rng``, with its translation."""
+    rng = checks.random_state(rng, "rng")
+    clauses = checks.integer(clauses, "clauses", 1, MAX_CLAUSES)
     words: list[str] = []
     for c in range(clauses):
         if c:
@@ -349,7 +356,7 @@ def shifted_right(target, first: int) -> np.ndarray:
     target = checks.integers(target, "target", 0)
     if target.ndim != 2:
         raise ValueError(f"target must be token ids (N, n), got shape {target.shape}")
-    first = checks.integer(first, "first", 0)
+    first = checks.integer(first, "first", 0, len(TARGET_WORDS) - 1)
     return np.concatenate([np.full((len(target), 1), first), target[:, :-1]], axis=1)
 
 
