@@ -25,7 +25,7 @@ NEHALEM := OPENBLAS_CORETYPE=Nehalem NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX
 ZEN     := OPENBLAS_CORETYPE=Zen NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
            ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-zen
 
-.PHONY: book test test-lib test-notebooks test-cpus test-nudged test-build test-browser bench serve lab refresh clean
+.PHONY: book test test-lib test-notebooks test-cpus test-nudged test-build test-browser bench probe serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change. --no-compile:
 # Python compiles a module when it is first imported and keeps its bytecode, so pip need not
@@ -106,6 +106,13 @@ $(READER_PACKAGE): $(READER_READY) $(PACKAGE_FILES)
 	$(READER)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile \
 	    --no-build-isolation -c _build/constraints.txt .
 	@touch $@
+
+# The argument probe (tools/probe.py): the tests run once while every public callable's first
+# valid call is recorded, then each is called again with one bad argument at a time; the counts
+# print at the end and every call that was not refused by name goes to _build/probe.json.
+probe: $(READY)
+	PYTHONPATH=tools $(BIN)/python -m pytest -p probe tests --ignore=tests/browser -q -n 0 \
+		--probe-report=_build/probe.json
 
 bench: $(READY)
 	$(BIN)/python bench/bench_lesson.py

@@ -45,10 +45,10 @@ class PageLayout(SingleQuery):
         grad_score_direction = _pooled(grad_scores, inputs).sum(axis=-2)
         root = np.sqrt(KEY_SIZE)
         return binary_cross_entropy(logit, labels), Params(
-            key_weights=params.query[..., :, None] * grad_score_direction[..., None, :] / root,
-            value_weights=params.readout[..., :, None] * grad_readout_direction[..., None, :],
-            query=np.einsum("...dc,...c->...d", params.key_weights, grad_score_direction) / root,
-            readout=np.einsum("...dc,...c->...d", params.value_weights, grad_readout_direction),
+            W_K=params.query[..., :, None] * grad_score_direction[..., None, :] / root,
+            W_V=params.readout[..., :, None] * grad_readout_direction[..., None, :],
+            query=np.einsum("...dc,...c->...d", params.W_K, grad_score_direction) / root,
+            readout=np.einsum("...dc,...c->...d", params.W_V, grad_readout_direction),
             bias=grad_logit.sum(axis=-1),
         )
 

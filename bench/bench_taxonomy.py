@@ -77,11 +77,11 @@ def main() -> None:
     rng = np.random.RandomState(0)
     batch, steps, size, n_heads = 64, 16, 32, 4
     x = rng.normal(size=(batch, steps, size))
-    W_q, W_k, W_v, W_o = (rng.normal(size=(size, size)) / np.sqrt(size) for _ in range(4))
-    fast = best_of(lambda: attention.multi_head_attention(x, x, W_q, W_k, W_v, W_o, n_heads), 5)
+    W_Q, W_K, W_V, W_O = (rng.normal(size=(size, size)) / np.sqrt(size) for _ in range(4))
+    fast = best_of(lambda: attention.multi_head_attention(x, x, W_Q, W_K, W_V, W_O, n_heads), 5)
     loop = best_of(
         lambda: [
-            reference_multi_head(x[b], x[b], W_q, W_k, W_v, W_o, n_heads) for b in range(batch)
+            reference_multi_head(x[b], x[b], W_Q, W_K, W_V, W_O, n_heads) for b in range(batch)
         ],
         2,
     )

@@ -132,21 +132,21 @@ def test_sdpa_refuses_mismatched_shapes(shapes, message):
 
 
 # ------------------------------------------------------------ Part III: heads, masks, positions
-def reference_multi_head(queries, keys, W_q, W_k, W_v, W_o, heads):
+def reference_multi_head(queries, keys, W_Q, W_K, W_V, W_O, heads):
     """One head at a time, written out with explicit loops over heads and queries."""
-    dk, dv = W_q.shape[1] // heads, W_v.shape[1] // heads
+    dk, dv = W_Q.shape[1] // heads, W_V.shape[1] // heads
     outputs = []
     for h in range(heads):
-        q = queries @ W_q[:, h * dk : (h + 1) * dk]
-        k = keys @ W_k[:, h * dk : (h + 1) * dk]
-        v = keys @ W_v[:, h * dv : (h + 1) * dv]
+        q = queries @ W_Q[:, h * dk : (h + 1) * dk]
+        k = keys @ W_K[:, h * dk : (h + 1) * dk]
+        v = keys @ W_V[:, h * dv : (h + 1) * dv]
         rows = []
         for i in range(q.shape[0]):
             s = k @ q[i] / np.sqrt(dk)
             w = np.exp(s - s.max())
             rows.append((w / w.sum()) @ v)
         outputs.append(np.array(rows))
-    return np.concatenate(outputs, axis=1) @ W_o
+    return np.concatenate(outputs, axis=1) @ W_O
 
 
 def mha_setup(seed=0, heads=2, n=3, m=4, d_in=5, dk=3, dv=2, d_out=4):
@@ -162,20 +162,20 @@ def mha_setup(seed=0, heads=2, n=3, m=4, d_in=5, dk=3, dv=2, d_out=4):
 
 
 def test_multi_head_matches_a_head_by_head_reference():
-    queries, keys, W_q, W_k, W_v, W_o = mha_setup()
-    out, weights = attention.multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads=2)
+    queries, keys, W_Q, W_K, W_V, W_O = mha_setup()
+    out, weights = attention.multi_head_attention(queries, keys, W_Q, W_K, W_V, W_O, heads=2)
     assert weights.shape == (2, 2, 3, 4)
     for b in range(2):
         np.testing.assert_allclose(
-            out[b], reference_multi_head(queries[b], keys[b], W_q, W_k, W_v, W_o, 2), rtol=1e-12
+            out[b], reference_multi_head(queries[b], keys[b], W_Q, W_K, W_V, W_O, 2), rtol=1e-12
         )
 
 
 def test_one_head_is_scaled_dot_product_attention_with_projections():
-    queries, keys, W_q, W_k, W_v, W_o = mha_setup(heads=1)
-    out, weights = attention.multi_head_attention(queries, keys, W_q, W_k, W_v, W_o, heads=1)
-    expected, w = attention.scaled_dot_product_attention(queries @ W_q, keys @ W_k, keys @ W_v)
-    np.testing.assert_allclose(out, expected @ W_o, rtol=1e-12)
+    queries, keys, W_Q, W_K, W_V, W_O = mha_setup(heads=1)
+    out, weights = attention.multi_head_attention(queries, keys, W_Q, W_K, W_V, W_O, heads=1)
+    expected, w = attention.scaled_dot_product_attention(queries @ W_Q, keys @ W_K, keys @ W_V)
+    np.testing.assert_allclose(out, expected @ W_O, rtol=1e-12)
     np.testing.assert_allclose(weights[:, 0], w, rtol=1e-12)
 
 
@@ -191,7 +191,7 @@ def test_multi_head_backward_matches_finite_differences():
 
     _, weights = attention.multi_head_attention(*args, heads=2, mask=mask)
     grads = attention.multi_head_attention_backward(*args, 2, weights, direction)
-    names = ["grad_queries", "grad_keys", "W_q", "W_k", "W_v", "W_o"]
+    names = ["grad_queries", "grad_keys", "W_Q", "W_K", "W_V", "W_O"]
     for name, a in zip(names, args):
         np.testing.assert_allclose(
             grads[name], numeric_gradient(objective, a), atol=1e-6, err_msg=name
@@ -215,16 +215,16 @@ def test_multi_head_biases_are_added_after_each_projection_and_have_gradients():
     r = np.random.RandomState(6)
     biases = [r.normal(size=6), r.normal(size=6), r.normal(size=4), r.normal(size=4)]
     out, weights = attention.multi_head_attention(*args, heads=2, biases=biases)
-    queries, keys, W_q, W_k, W_v, W_o = args
+    queries, keys, W_Q, W_K, W_V, W_O = args
     for b in range(2):  # the reference with each bias folded into its projection's input
-        q, k, v = queries[b] @ W_q + biases[0], keys[b] @ W_k + biases[1], keys[b] @ W_v + biases[2]
+        q, k, v = queries[b] @ W_Q + biases[0], keys[b] @ W_K + biases[1], keys[b] @ W_V + biases[2]
         heads = [
             attention.scaled_dot_product_attention(
                 q[:, 3 * h : 3 * h + 3], k[:, 3 * h : 3 * h + 3], v[:, 2 * h : 2 * h + 2]
             )[0]
             for h in range(2)
         ]
-        expected = np.concatenate(heads, axis=1) @ W_o + biases[3]
+        expected = np.concatenate(heads, axis=1) @ W_O + biases[3]
         np.testing.assert_allclose(out[b], expected, rtol=1e-12)
     direction = r.normal(size=out.shape)
 
@@ -236,18 +236,18 @@ def test_multi_head_biases_are_added_after_each_projection_and_have_gradients():
     grads = attention.multi_head_attention_backward(*args, 2, weights, direction, biases=biases)
     for name, b in zip(["b_q", "b_k", "b_v", "b_o"], biases):
         np.testing.assert_allclose(grads[name], numeric_gradient(objective, b), atol=1e-6)
-    for name, a in zip(["grad_queries", "grad_keys", "W_q", "W_k", "W_v", "W_o"], args):
+    for name, a in zip(["grad_queries", "grad_keys", "W_Q", "W_K", "W_V", "W_O"], args):
         np.testing.assert_allclose(grads[name], numeric_gradient(objective, a), atol=1e-6)
     with pytest.raises(ValueError, match="biases"):
         attention.multi_head_attention(*args, heads=2, biases=biases[:3])
 
 
 def test_self_attention_without_positions_is_permutation_equivariant():
-    x, _, W_q, W_k, W_v, W_o = mha_setup(seed=3, n=6)
+    x, _, W_Q, W_K, W_V, W_O = mha_setup(seed=3, n=6)
     order = np.random.RandomState(4).permutation(6)
-    out, _ = attention.multi_head_attention(x, x, W_q, W_k, W_v, W_o, heads=2)
+    out, _ = attention.multi_head_attention(x, x, W_Q, W_K, W_V, W_O, heads=2)
     shuffled, _ = attention.multi_head_attention(
-        x[:, order], x[:, order], W_q, W_k, W_v, W_o, heads=2
+        x[:, order], x[:, order], W_Q, W_K, W_V, W_O, heads=2
     )
     np.testing.assert_allclose(shuffled, out[:, order], rtol=1e-12)
 

@@ -81,8 +81,8 @@ def test_initial_weights_equal_the_oracle():
     params = MODEL.init([11, 20260219])
     for r, seed in enumerate([11, 20260219]):
         net = oracle.initial(seed)
-        assert params.key_weights[r].tolist() == net["wk"]
-        assert params.value_weights[r].tolist() == net["wv"]
+        assert params.W_K[r].tolist() == net["wk"]
+        assert params.W_V[r].tolist() == net["wv"]
         assert params.query[r].tolist() == net["q"] and params.readout[r].tolist() == net["w"]
     one = params.select(0)
     assert one.size == 19 and params.size == 2 * 19
@@ -96,7 +96,7 @@ def test_other_seeds_agree_with_the_loop_oracle():
     params = marked_step_runs.train_runs(seeds, train_set, epochs).params
     for r, seed in enumerate(seeds):
         net = oracle.train(seed, oracle.sequences(720, data_seed)[:360], epochs)
-        np.testing.assert_allclose(params.key_weights[r], net["wk"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(params.W_K[r], net["wk"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.query[r], net["q"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(params.bias[r], net["b"], rtol=1e-10, atol=1e-12)
     got = markers.eight_numbers(MODEL, params, train_set, heldout)
@@ -115,8 +115,8 @@ def test_backward_matches_finite_differences(data):
         list(grads)
         == list(params)
         == [
-            "key_weights",
-            "value_weights",
+            "W_K",
+            "W_V",
             "query",
             "readout",
             "bias",
@@ -131,8 +131,8 @@ def test_backward_matches_finite_differences(data):
 def test_forward_equals_keys_queries_and_values_written_out(data):
     params = MODEL.init([9]).select(0)
     inputs = data[:5].inputs
-    keys = np.einsum("dc,ntc->ntd", params.key_weights, inputs)  # k_t = W_K x_t
-    values = np.einsum("dc,ntc->ntd", params.value_weights, inputs)
+    keys = np.einsum("dc,ntc->ntd", params.W_K, inputs)  # k_t = W_K x_t
+    values = np.einsum("dc,ntc->ntd", params.W_V, inputs)
     scores = keys @ params.query / np.sqrt(3)
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
     logit = np.einsum("nt,ntd->nd", weights, values) @ params.readout + params.bias

@@ -43,3 +43,17 @@ def test_a_kernel_that_never_starts_fails_with_what_each_attempt_printed(monkeyp
         nbval_kernel.start_new_kernel(kernel_name="k")
     assert str(failed.value).count("ModuleNotFoundError: ipykernel") == nbval_kernel.ATTEMPTS
     assert len(calls) == nbval_kernel.ATTEMPTS
+
+
+def test_the_patch_fits_the_installed_nbval():
+    """nbval still starts its kernels by calling kernel.start_new_kernel by name, with stderr as
+    a keyword, and the plugin has put itself in that place: a newer nbval that changed either
+    would make the patch a silent no-op."""
+    import inspect
+
+    import nbval.kernel
+
+    assert nbval.kernel.start_new_kernel is nbval_kernel.start_new_kernel
+    assert "kwargs" in inspect.signature(nbval_kernel._start_new_kernel).parameters
+    starts = inspect.getsource(nbval.kernel.RunningKernel.__init__)
+    assert "start_new_kernel(" in starts and "stderr=" in starts

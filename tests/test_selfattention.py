@@ -42,7 +42,7 @@ def test_the_analytic_head_removal_equals_the_generic_one_and_the_changes_compos
     # the head-by-head forward pass gives the numbers of training's multi-head path
     queries = np.broadcast_to(p["u"], (5, 1, 4))
     trained_path, trained_weights = attention.multi_head_attention(
-        queries, x @ p["E"], p["W_q"], p["W_k"], p["W_v"], p["W_o"], 2
+        queries, x @ p["E"], p["W_Q"], p["W_K"], p["W_V"], p["W_O"], 2
     )
     np.testing.assert_allclose(trained_path[:, 0] @ p["readout"] + p["bias"], logit, rtol=1e-10)
     np.testing.assert_allclose(trained_weights[:, :, 0], weights, rtol=1e-10)
@@ -83,7 +83,7 @@ def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
     np.testing.assert_allclose(prob, 1 / (1 + np.exp(-logit)), rtol=1e-12)
     # recompute head by head: scores of head h with step t masked, the other head untouched
     h = data.inputs @ p["E"]
-    q, k, v = (np.asarray(x) for x in (p["u"] @ p["W_q"], h @ p["W_k"], h @ p["W_v"]))
+    q, k, v = (np.asarray(x) for x in (p["u"] @ p["W_Q"], h @ p["W_K"], h @ p["W_V"]))
     for head in range(2):
         for t in range(12):
             outs = []
@@ -94,7 +94,7 @@ def test_head_removal_matches_recomputing_with_the_step_masked_in_one_head():
                     keep[t] = False
                 w = attention.softmax(s, keep)
                 outs.append(np.einsum("nt,ntd->nd", w, v[:, :, 2 * g : 2 * g + 2]))
-            z = np.concatenate(outs, axis=1) @ p["W_o"] @ p["readout"] + p["bias"]
+            z = np.concatenate(outs, axis=1) @ p["W_O"] @ p["readout"] + p["bias"]
             np.testing.assert_allclose(without[:, head, t], 1 / (1 + np.exp(-z)), rtol=1e-10)
 
 

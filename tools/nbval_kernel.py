@@ -7,6 +7,12 @@ a busy worker), every cell of the notebook fails and nothing says why. Starting 
 what the notebooks test, so this plugin tries up to ATTEMPTS times, each with the stream kept in a
 temporary file. A kernel that started only on a later attempt leaves a warning in pytest's summary,
 with the earlier attempts' output; one that never started fails with all of it.
+
+Why a patch of nbval's own function, kept here: nbval has no option for it (its kernel start
+takes a timeout, which waits longer for a kernel that is alive, not a second start for one that
+died, nbval issue #133), and a rerun plugin such as pytest-rerunfailures reruns a failed cell in
+the kernel that failed to start, not the start.  tests/test_nbval_kernel.py checks that the patch
+still fits the nbval the pins install.
 """
 
 import tempfile

@@ -1,7 +1,6 @@
 """The argument probe: every public function of the package, called with one bad value at a time.
 
-    .venv/bin/python -m pytest -p probe tests --ignore=tests/browser -q -n 0 \
-        --probe-report=_build/probe.json        (with tools/ on PYTHONPATH)
+    make probe        (pytest -p probe, with tools/ on the path, one process: about 25 min)
 
 While the test suite runs, the probe records the first call the tests make to each public
 function, method and constructor of ``attention_measured`` (its valid call).  When the suite
@@ -20,7 +19,15 @@ is one of
 The share of clear errors is counted over every call but the last kind.
 
 The report lists the counts and every call that was not ``clear``.  Some ``silent`` calls are
-right (a negative number where any number will do); the report is for reading, not a test.
+right (a negative number where any number will do); the report is for reading, not a test.  A
+valid call that changed one of its arguments is counted as ``changed input``.
+
+Why the probe is its own and not Hypothesis: Hypothesis draws values from a strategy written for
+each argument, starting from a call one writes by hand; the probe finds a valid call for every
+public callable of the package by recording the test suite, and varies one argument at a time
+with a fixed list of bad values, so that its counts are the same from run to run and comparable
+between versions.  The refusals that must hold are properties in tests/test_bad_input.py, where
+Hypothesis draws the bad values.
 """
 
 from __future__ import annotations

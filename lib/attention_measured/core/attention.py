@@ -296,27 +296,27 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.reshape(x.shape[:-2] + (-1,))
 
 
-def _check_heads(W_q, W_k, W_v, W_o, heads):
-    W_q, W_k, W_v, W_o = (
+def _check_heads(W_Q, W_K, W_V, W_O, heads):
+    W_Q, W_K, W_V, W_O = (
         checks.array(a, name, ndim=2, copy=False)
-        for a, name in ((W_q, "W_q"), (W_k, "W_k"), (W_v, "W_v"), (W_o, "W_o"))
+        for a, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O"))
     )
     heads = checks.integer(heads, "heads", 1)
-    if W_q.shape != W_k.shape or W_q.shape[1] % heads or W_v.shape[1] % heads:
+    if W_Q.shape != W_K.shape or W_Q.shape[1] % heads or W_V.shape[1] % heads:
         raise ValueError(
-            f"W_q and W_k must have one shape whose columns split into {heads} heads; "
-            f"got {W_q.shape}, {W_k.shape}, W_v {W_v.shape}"
+            f"W_Q and W_K must have one shape whose columns split into {heads} heads; "
+            f"got {W_Q.shape}, {W_K.shape}, W_V {W_V.shape}"
         )
-    if W_o.shape[0] != W_v.shape[1]:
+    if W_O.shape[0] != W_V.shape[1]:
         raise ValueError(
-            f"W_o must have {W_v.shape[1]} rows (the concatenated heads), got {W_o.shape}"
+            f"W_O must have {W_V.shape[1]} rows (the concatenated heads), got {W_O.shape}"
         )
-    return W_q, W_k, W_v, W_o
+    return W_Q, W_K, W_V, W_O
 
 
-def _check_biases(biases, W_q, W_k, W_v, W_o):
+def _check_biases(biases, W_Q, W_K, W_V, W_O):
     """The four bias vectors (b_q, b_k, b_v, b_o), zeros when ``biases`` is None."""
-    sizes = (W_q.shape[1], W_k.shape[1], W_v.shape[1], W_o.shape[1])
+    sizes = (W_Q.shape[1], W_K.shape[1], W_V.shape[1], W_O.shape[1])
     if biases is None:
         return tuple(np.zeros(n) for n in sizes)
     if isinstance(biases, (str, bytes)) or not hasattr(biases, "__len__"):
@@ -330,13 +330,13 @@ def _check_biases(biases, W_q, W_k, W_v, W_o):
     return biases
 
 
-def _check_queries_keys(queries, keys, W_q):
-    """queries (..., n, d_in) and keys (..., m, d_in) as float arrays, d_in being W_q's rows."""
+def _check_queries_keys(queries, keys, W_Q):
+    """queries (..., n, d_in) and keys (..., m, d_in) as float arrays, d_in being W_Q's rows."""
     queries = checks.array(queries, "queries", copy=False)
     keys = checks.array(keys, "keys", copy=False)
     for x, name in ((queries, "queries"), (keys, "keys")):
-        if x.ndim < 2 or x.shape[-1] != W_q.shape[0]:
-            raise ValueError(f"{name} must be (..., steps, {W_q.shape[0]}), got shape {x.shape}")
+        if x.ndim < 2 or x.shape[-1] != W_Q.shape[0]:
+            raise ValueError(f"{name} must be (..., steps, {W_Q.shape[0]}), got shape {x.shape}")
     try:
         np.broadcast_shapes(queries.shape[:-2], keys.shape[:-2])
     except ValueError:
@@ -346,52 +346,52 @@ def _check_queries_keys(queries, keys, W_q):
     return queries, keys
 
 
-def _heads_qkv(queries, keys, W_q, W_k, W_v, heads, biases):
+def _heads_qkv(queries, keys, W_Q, W_K, W_V, heads, biases):
     """Queries, keys and values projected and split into heads: each (..., H, ·, d_head)."""
-    pairs = ((queries, W_q, biases[0]), (keys, W_k, biases[1]), (keys, W_v, biases[2]))
+    pairs = ((queries, W_Q, biases[0]), (keys, W_K, biases[1]), (keys, W_V, biases[2]))
     return tuple(split_heads(_project(x, W) + b, heads) for x, W, b in pairs)
 
 
 def multi_head_attention(
-    queries, keys, W_q, W_k, W_v, W_o, heads: int, mask=None, biases=None, kept=None
+    queries, keys, W_Q, W_K, W_V, W_O, heads: int, mask=None, biases=None, kept=None
 ):
     """Multi-head attention with explicit projections (Part III, several heads).
 
-    queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_q, W_k: (d_in,
-    H·dk); W_v: (d_in, H·dv); W_o: (H·dv, d_out); mask: boolean, broadcastable to (..., n, m),
+    queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_Q, W_K: (d_in,
+    H·dk); W_V: (d_in, H·dv); W_O: (H·dv, d_out); mask: boolean, broadcastable to (..., n, m),
     True where a query may attend. The columns of each projection are split into ``heads``
     blocks; head h runs :func:`scaled_dot_product_attention` on its block, the heads' outputs
-    are concatenated and multiplied by W_o.  ``biases``, optional, are (b_q, b_k, b_v, b_o),
+    are concatenated and multiplied by W_O.  ``biases``, optional, are (b_q, b_k, b_v, b_o),
     added after each projection (Part IV's layers have them, as torch's do).  ``kept``, optional,
     an empty dict that receives the heads' projected queries, keys and values and their outputs
-    before W_o, for :func:`multi_head_attention_backward` to read instead of computing them
+    before W_O, for :func:`multi_head_attention_backward` to read instead of computing them
     again, as training does.  Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
     """
-    W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
-    b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    queries, keys = _check_queries_keys(queries, keys, W_q)
+    W_Q, W_K, W_V, W_O = _check_heads(W_Q, W_K, W_V, W_O, heads)
+    b = _check_biases(biases, W_Q, W_K, W_V, W_O)
+    queries, keys = _check_queries_keys(queries, keys, W_Q)
     head_mask = None if mask is None else checks.mask(mask, "mask")
     if head_mask is not None and head_mask.ndim < 2:
         raise ValueError(f"mask must be (..., n, m), True where a query may attend; got {mask!r}")
     if kept is not None and not isinstance(kept, dict):
         raise TypeError(f"kept must be a dict to fill, or None; got {type(kept).__name__}")
-    q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
+    q, k, v = _heads_qkv(queries, keys, W_Q, W_K, W_V, heads, b)
     head_mask = None if mask is None else head_mask[..., None, :, :]
     outputs, weights = scaled_dot_product_attention(q, k, v, head_mask)
     merged = merge_heads(outputs)
     if kept is not None:
         kept.update(q=q, k=k, v=v, merged=merged)
-    output = _project(merged, W_o)
+    output = _project(merged, W_O)
     return (output if biases is None else output + b[3]), weights
 
 
 def multi_head_attention_backward(
     queries,
     keys,
-    W_q,
-    W_k,
-    W_v,
-    W_o,
+    W_Q,
+    W_K,
+    W_V,
+    W_O,
     heads: int,
     weights,
     grad_output,
@@ -402,13 +402,13 @@ def multi_head_attention_backward(
     d_out); ``kept``: what the forward pass kept for it (its ``kept`` argument), or None to
     compute it again.
 
-    Returns a dict with grad_queries, grad_keys, W_q, W_k, W_v, W_o (each shaped like its
+    Returns a dict with grad_queries, grad_keys, W_Q, W_K, W_V, W_O (each shaped like its
     argument; weight gradients summed over the leading axes), and b_q, b_k, b_v, b_o when
     ``biases`` are given.
     """
-    W_q, W_k, W_v, W_o = _check_heads(W_q, W_k, W_v, W_o, heads)
-    b = _check_biases(biases, W_q, W_k, W_v, W_o)
-    queries, keys = _check_queries_keys(queries, keys, W_q)
+    W_Q, W_K, W_V, W_O = _check_heads(W_Q, W_K, W_V, W_O, heads)
+    b = _check_biases(biases, W_Q, W_K, W_V, W_O)
+    queries, keys = _check_queries_keys(queries, keys, W_Q)
     batch = queries.shape[:-2]
     if keys.shape[:-2] != batch:
         raise ValueError(
@@ -418,15 +418,15 @@ def multi_head_attention_backward(
     n, m = queries.shape[-2], keys.shape[-2]
     weights = checks.array(weights, "weights", shape=batch + (heads, n, m), copy=False)
     grad_output = checks.array(
-        grad_output, "grad_output", shape=batch + (n, W_o.shape[1]), copy=False
+        grad_output, "grad_output", shape=batch + (n, W_O.shape[1]), copy=False
     )
     if kept:
         q, k, v, merged = (kept[name] for name in ("q", "k", "v", "merged"))
     else:
-        q, k, v = _heads_qkv(queries, keys, W_q, W_k, W_v, heads, b)
+        q, k, v = _heads_qkv(queries, keys, W_Q, W_K, W_V, heads, b)
         merged = merge_heads(weights @ v)
-    grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_o
-    grad_merged = _project(grad_output, W_o.T)
+    grad_W_o = as_rows(merged).T @ as_rows(grad_output)  # output = merged W_O
+    grad_merged = _project(grad_output, W_O.T)
     grad_q, grad_k, grad_v = (
         merge_heads(g)
         for g in scaled_dot_product_attention_backward(
@@ -434,12 +434,12 @@ def multi_head_attention_backward(
         )
     )
     grads = {
-        "grad_queries": _project(grad_q, W_q.T),
-        "grad_keys": _project(grad_k, W_k.T) + _project(grad_v, W_v.T),
-        "W_q": as_rows(queries).T @ as_rows(grad_q),
-        "W_k": as_rows(keys).T @ as_rows(grad_k),
-        "W_v": as_rows(keys).T @ as_rows(grad_v),
-        "W_o": grad_W_o,
+        "grad_queries": _project(grad_q, W_Q.T),
+        "grad_keys": _project(grad_k, W_K.T) + _project(grad_v, W_V.T),
+        "W_Q": as_rows(queries).T @ as_rows(grad_q),
+        "W_K": as_rows(keys).T @ as_rows(grad_k),
+        "W_V": as_rows(keys).T @ as_rows(grad_v),
+        "W_O": grad_W_o,
     }
     if biases is not None:
         for name, g in (("b_q", grad_q), ("b_k", grad_k), ("b_v", grad_v), ("b_o", grad_output)):

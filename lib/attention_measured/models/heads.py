@@ -19,8 +19,8 @@ from .protocol import Output, changes
 
 
 def init_attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
-    """W_q, W_k, W_v, W_o (d, d), the readout (d,) and its bias, drawn in that order."""
-    draws = {name: fan_in_normal(rng, d, d, fan_in=d) for name in ("W_q", "W_k", "W_v", "W_o")}
+    """W_Q, W_K, W_V, W_O (d, d), the readout (d,) and its bias, drawn in that order."""
+    draws = {name: fan_in_normal(rng, d, d, fan_in=d) for name in ("W_Q", "W_K", "W_V", "W_O")}
     return {**draws, "readout": fan_in_normal(rng, d), "bias": np.zeros(())}
 
 
@@ -28,7 +28,7 @@ class HeadsReader:
     """A learned query reads the steps through multi-head attention (section 6).
 
     h_t = x_t E (E: (C, d)); one learned query u (d,); the context is multi_head_attention(u, h,
-    W_q, W_k, W_v, W_o, heads), (d,); the logit is r · context + b.  The model size does not
+    W_Q, W_K, W_V, W_O, heads), (d,); the logit is r · context + b.  The model size does not
     depend on ``heads``: the d columns of each projection are split among the heads.  It
     follows the book's model protocol (:mod:`.protocol`); its weights are (N, H, T), one row per
     head.
@@ -62,7 +62,7 @@ class HeadsReader:
         queries = np.broadcast_to(p["u"], (len(h), 1, self.size))
         kept = {}  # the heads' projections, for the backward pass
         out, weights = multi_head_attention(
-            queries, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], self.heads, kept=kept
+            queries, h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], self.heads, kept=kept
         )
         return h, queries, out, weights, kept
 
@@ -97,11 +97,11 @@ class HeadsReader:
         h = checks.array(inputs, "inputs", ndim=3, copy=False) @ p["E"]
         H, d = self.heads, self.size
         dh = d // H
-        q = (p["u"] @ p["W_q"]).reshape(H, dh)  # (H, dh)
-        k = (h @ p["W_k"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
-        v = (h @ p["W_v"]).reshape(len(h), -1, H, dh)
+        q = (p["u"] @ p["W_Q"]).reshape(H, dh)  # (H, dh)
+        k = (h @ p["W_K"]).reshape(len(h), -1, H, dh)  # (N, T, H, dh)
+        v = (h @ p["W_V"]).reshape(len(h), -1, H, dh)
         scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
-        return scores, v, (p["W_o"] @ p["readout"]).reshape(H, dh)
+        return scores, v, (p["W_O"] @ p["readout"]).reshape(H, dh)
 
     @checks.model_params
     def removal_effects(self, p, inputs) -> tuple[np.ndarray, np.ndarray]:
@@ -129,10 +129,10 @@ class HeadsReader:
         g = multi_head_attention_backward(
             queries,
             h,
-            p["W_q"],
-            p["W_k"],
-            p["W_v"],
-            p["W_o"],
+            p["W_Q"],
+            p["W_K"],
+            p["W_V"],
+            p["W_O"],
             self.heads,
             weights,
             g_out,
@@ -142,10 +142,10 @@ class HeadsReader:
             E=np.asarray(inputs, dtype=float).reshape(-1, self.channels).T
             @ g["grad_keys"].reshape(-1, self.size),
             u=g["grad_queries"].sum(axis=(0, 1)),
-            W_q=g["W_q"],
-            W_k=g["W_k"],
-            W_v=g["W_v"],
-            W_o=g["W_o"],
+            W_Q=g["W_Q"],
+            W_K=g["W_K"],
+            W_V=g["W_V"],
+            W_O=g["W_O"],
             readout=out[:, 0].T @ g_logit,
             bias=g_logit.sum(),
         )

@@ -95,11 +95,11 @@ class OrderReader:
         h = embedded + (self.encoding(p) if use_positions else 0.0)
         if weights is None:
             attended, a = multi_head_attention(
-                h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, keep
+                h, h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], 1, keep
             )
             a = a[:, 0]
-        else:  # one head: its values read with the weights given, then W_o
-            attended, a = (weights @ (h @ p["W_v"])) @ p["W_o"], weights
+        else:  # one head: its values read with the weights given, then W_O
+            attended, a = (weights @ (h @ p["W_V"])) @ p["W_O"], weights
         z = h + attended
         return Output(self._pool(z) @ p["readout"] + p["bias"], a, parts={"z": z, "h": h})
 
@@ -112,7 +112,7 @@ class OrderReader:
         h = p["E"][tokens] + self.encoding(p)  # (N, L, d)
         kept = {}  # the head's projections, for the backward pass
         attended, weights = multi_head_attention(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, kept=kept
+            h, h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], 1, kept=kept
         )
         pooled = self._pool(h + attended)
         logit = pooled @ p["readout"] + p["bias"]
@@ -124,17 +124,17 @@ class OrderReader:
             g_z = np.zeros(h.shape)
             g_z[:, 0] = g_pooled
         g = multi_head_attention_backward(
-            h, h, p["W_q"], p["W_k"], p["W_v"], p["W_o"], 1, weights, g_z, kept=kept
+            h, h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], 1, weights, g_z, kept=kept
         )
         g_h = g_z + g["grad_queries"] + g["grad_keys"]
         g_E = np.zeros_like(p["E"])
         np.add.at(g_E, tokens.reshape(-1), g_h.reshape(-1, self.size))
         grads = Params(
             E=g_E,
-            W_q=g["W_q"],
-            W_k=g["W_k"],
-            W_v=g["W_v"],
-            W_o=g["W_o"],
+            W_Q=g["W_Q"],
+            W_K=g["W_K"],
+            W_V=g["W_V"],
+            W_O=g["W_O"],
             readout=pooled.T @ g_logit,
             bias=g_logit.sum(),
         )

@@ -34,7 +34,7 @@ from .protocol import Output, changes
 
 KEY_SIZE = 3  # D, for keys, queries and values
 INIT_SPREAD = 0.9  # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
-NAMES = ("key_weights", "value_weights", "query", "readout", "bias")  # what init draws
+NAMES = ("W_K", "W_V", "query", "readout", "bias")  # what init draws
 
 
 def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
@@ -45,10 +45,8 @@ def effective(params: Params) -> tuple[np.ndarray, np.ndarray]:
     x_t + b.  Returns (score_direction, readout_direction), each (R..., C).
     """
     checks.params(params, "params", NAMES)
-    score_direction = np.einsum("...dc,...d->...c", params.key_weights, params.query) / np.sqrt(
-        KEY_SIZE
-    )
-    readout_direction = np.einsum("...dc,...d->...c", params.value_weights, params.readout)
+    score_direction = np.einsum("...dc,...d->...c", params.W_K, params.query) / np.sqrt(KEY_SIZE)
+    readout_direction = np.einsum("...dc,...d->...c", params.W_V, params.readout)
     return score_direction, readout_direction
 
 
@@ -82,8 +80,8 @@ class SingleQuery:
         g = (u[..., 0] + u[..., 1] + u[..., 2] - 1.5) * INIT_SPREAD
         d, c = KEY_SIZE, CHANNELS
         params = Params(  # 6 + 6 + 3 + 3 + 1 = 19 numbers per network
-            key_weights=g[:, : d * c].reshape(-1, d, c),
-            value_weights=g[:, d * c : 2 * d * c].reshape(-1, d, c),
+            W_K=g[:, : d * c].reshape(-1, d, c),
+            W_V=g[:, d * c : 2 * d * c].reshape(-1, d, c),
             query=g[:, 2 * d * c : 2 * d * c + d],
             readout=g[:, 2 * d * c + d :],
             bias=np.zeros(len(seeds)),
@@ -163,17 +161,17 @@ class SingleQuery:
         grad_scores = softmax_backward(step_weights, grad_weights, axis=0, out=grad_weights)
         grad_score_direction = np.einsum("t...n,ct...n->...c", grad_scores, x)  # (R..., C)
         # effective(): score_direction = W_Kᵀ q / sqrt(D), readout_direction = W_Vᵀ w
-        grad_query = np.einsum(
-            "...dc,...c->...d", params.key_weights, grad_score_direction
-        ) / np.sqrt(KEY_SIZE)
-        grad_key_weights = (
+        grad_query = np.einsum("...dc,...c->...d", params.W_K, grad_score_direction) / np.sqrt(
+            KEY_SIZE
+        )
+        grad_W_K = (
             params.query[..., :, None] * grad_score_direction[..., None, :] / np.sqrt(KEY_SIZE)
         )
-        grad_readout = np.einsum("...dc,...c->...d", params.value_weights, grad_readout_direction)
-        grad_value_weights = params.readout[..., :, None] * grad_readout_direction[..., None, :]
+        grad_readout = np.einsum("...dc,...c->...d", params.W_V, grad_readout_direction)
+        grad_W_V = params.readout[..., :, None] * grad_readout_direction[..., None, :]
         return Params(
-            key_weights=grad_key_weights,
-            value_weights=grad_value_weights,
+            W_K=grad_W_K,
+            W_V=grad_W_V,
             query=grad_query,
             readout=grad_readout,
             bias=grad_bias,

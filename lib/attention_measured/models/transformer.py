@@ -109,10 +109,10 @@ def _attention(p, prefix: str, x, memory, heads: int, mask):
     answers (x itself for self-attention)."""
     W_in, b_in, W_out, b_out = (p[name] for name in _attention_names(prefix))
     E = W_out.shape[0]
-    # torch stores [W_q; W_k; W_v] as rows, applied as x Wᵀ: our (E, E) column matrices are
+    # torch stores [W_Q; W_K; W_V] as rows, applied as x Wᵀ: our (E, E) column matrices are
     # the transposed blocks
-    W_q, W_k, W_v = (W_in[i * E : (i + 1) * E].T for i in range(3))
-    args = (W_q, W_k, W_v, W_out.T)
+    W_Q, W_K, W_V = (W_in[i * E : (i + 1) * E].T for i in range(3))
+    args = (W_Q, W_K, W_V, W_out.T)
     biases = (b_in[:E], b_in[E : 2 * E], b_in[2 * E :], b_out)
     keys = x if memory is None else memory
     kept = {}  # the heads' projections, for the backward pass
@@ -123,9 +123,9 @@ def _attention(p, prefix: str, x, memory, heads: int, mask):
             x, keys, *args, heads, weights, grad_out, biases=biases, kept=kept
         )
         grads = {
-            prefix + "in_proj_weight": np.concatenate([g["W_q"].T, g["W_k"].T, g["W_v"].T]),
+            prefix + "in_proj_weight": np.concatenate([g["W_Q"].T, g["W_K"].T, g["W_V"].T]),
             prefix + "in_proj_bias": np.concatenate([g["b_q"], g["b_k"], g["b_v"]]),
-            prefix + "out_proj.weight": g["W_o"].T,
+            prefix + "out_proj.weight": g["W_O"].T,
             prefix + "out_proj.bias": g["b_o"],
         }
         if memory is None:  # x asked and answered
