@@ -257,7 +257,8 @@ def bound_runs(queries=BOUND_QUERIES, nudges=BOUND_NUDGES, progress: bool = Fals
     share of training tokens it recalls (:func:`top1_accuracy`).  ``progress``: a tqdm bar.
     """
     queries = [check_query(q) for q in queries]
-    nudges = [checks.real(n, "nudge") for n in nudges]
+    nudges = [checks.real(n, "nudge", -MAX_NUDGE, MAX_NUDGE) for n in nudges]
+    progress = checks.flag(progress, "progress")
     if not queries or not nudges:
         raise ValueError("bound_runs needs at least one query and one nudge")
     from tqdm.auto import tqdm

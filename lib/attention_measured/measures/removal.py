@@ -47,6 +47,8 @@ def removal_effects(model, params, inputs) -> tuple[np.ndarray, np.ndarray]:
     """
     if not callable(getattr(model, "forward", None)):
         raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+    if inputs is None or isinstance(inputs, (str, bytes)):
+        raise TypeError(f"inputs must be the model's inputs (arrays of examples), got {inputs!r}")
     own = model.forward(params, inputs)
     p = output_of(model, own)
     shape = own.weights.shape

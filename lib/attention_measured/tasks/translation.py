@@ -390,6 +390,7 @@ def draw_padded_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, si
     length alike, without replacement, each padded with <pad> to the batch's longest
     (Part IV, batches of mixed lengths)."""
     _check_corpora(corpora)
+    rng = checks.random_state(rng, "rng")
     size = checks.integer(size, "size", 1)
     lengths = sorted(corpora)
     owners = np.concatenate([np.full(len(corpora[n].source), n) for n in lengths])
