@@ -336,7 +336,7 @@ def test_a_bound_run_is_the_trained_heads_own_loss_and_recall():
 
 
 def test_bound_runs_refuse_what_they_cannot_run():
-    with pytest.raises(ValueError, match="at least one query"):
+    with pytest.raises(ValueError, match="queries must hold at least one entry"):
         cloze_runs.bound_runs([], [0.0])
     with pytest.raises(ValueError):
         cloze_runs.bound_runs(["a query"], [0.0])

@@ -125,7 +125,7 @@ def test_head_params_takes_a_training_result_or_params():
         cloze_head.head_params(training.Trained("another model", params, np.ones(1)))
     with pytest.raises(TypeError, match="model must be a trained head"):
         cloze_head.head_params({"E": params.E})
-    with pytest.raises(TypeError, match="sentences must be a list"):
+    with pytest.raises(TypeError, match="inputs must be a Batch or a list of sentences"):
         HEAD.forward(params, 42)
 
 

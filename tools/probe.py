@@ -15,9 +15,13 @@ Each outcome is one of
 - ``deep``    any other exception, raised from inside numpy, scipy or the library;
 - ``silent``  no error at all: the bad value was coerced, or a result came back regardless;
 - ``slow``    no answer within :data:`TIMEOUT` seconds;
-- ``shape accepted``  an axis more or less, taken without an error: often a valid batch.
+- ``shape accepted``  an axis more or less, taken without an error: often a valid batch;
+- ``accepted``  a value the argument may well take, taken without an error and without NaN or
+  infinity in the result: a huge count where the range allows it (a seed below 2**64), 1e300
+  where any finite number will do, any text for a title or a name.  A result holding NaN or
+  infinity is ``silent``, whatever came in.
 
-The share of clear errors is counted over every call but the last kind.
+The share of clear errors is counted over every call but the last two kinds.
 
 The report lists the counts and every call that was not ``clear``.  Some ``silent`` calls are
 right (a negative number where any number will do); the report is for reading, not a test.  A
@@ -46,6 +50,21 @@ import numpy as np
 TIMEOUT = 10  # seconds a bad call may run before it counts as slow
 CANDIDATES = 3  # calls recorded per function; the first that runs without an error is the valid one
 SHAPES = {"an axis missing", "an extra axis"}  # a batch axis more or less is often a valid call
+FREE_TEXT = {
+    "name",
+    "label",
+    "title",
+    "alt",
+    "xlabel",
+    "ylabel",
+    "prefix",
+    "directory",
+    "path",
+    "sentence",
+    "no_truth",
+    "desc",
+}  # arguments that take any text
+TEXT_LABELS = {"an unknown name", "False", "a string"}
 WRAPPERS = {"cache.py", "blas.py", "params.py", "plots.py"}  # modules whose decorators wrap
 
 
@@ -203,9 +222,30 @@ def _alarm(signum, frame):
     raise _Slow()
 
 
-def _outcome(error: BaseException | None, name: str, label: str) -> str:
+def _finite(result, depth: int = 0) -> bool:
+    """Whether a result holds no NaN or infinity (arrays, numbers, containers, records)."""
+    if depth > 3:
+        return True
+    if isinstance(result, np.ndarray) and result.dtype.kind in "fc":
+        return bool(np.isfinite(result).all())
+    if isinstance(result, (float, np.floating)):
+        return bool(np.isfinite(result))
+    if isinstance(result, dict):
+        return all(_finite(v, depth + 1) for v in result.values())
+    if isinstance(result, (list, tuple)):
+        return all(_finite(v, depth + 1) for v in result[:50])
+    return True
+
+
+def _outcome(error: BaseException | None, name: str, label: str, arg: str, result) -> str:
     if error is None:
-        return "shape accepted" if label in SHAPES else "silent"
+        if label in SHAPES:
+            return "shape accepted"
+        if not _finite(result):
+            return "silent"  # NaN or infinity out: nonsense, whatever came in
+        if label == "huge" or (arg in FREE_TEXT and label in TEXT_LABELS):
+            return "accepted"  # a value the argument may take (a seed below 2**64, 1e300, a title)
+        return "silent"
     if isinstance(error, _Slow):
         return "slow"
     if isinstance(error, (TypeError, ValueError)):
@@ -234,7 +274,16 @@ def _call(obj, kind, name, signature, values, star, extra):
 def probe(calls) -> dict:
     import matplotlib.pyplot as plt
 
-    kinds = ("clear", "unnamed", "deep", "silent", "slow", "shape accepted", "changed input")
+    kinds = (
+        "clear",
+        "unnamed",
+        "deep",
+        "silent",
+        "slow",
+        "shape accepted",
+        "accepted",
+        "changed input",
+    )
     counts = {k: 0 for k in kinds}
     worst = []
     signal.signal(signal.SIGALRM, _alarm)
@@ -259,10 +308,11 @@ def probe(calls) -> dict:
                 bads = []
             for label, bad in bads:
                 changed = {**copy.copy(values), arg: bad}
+                result = None
                 try:
                     changed = {k: (v if k == arg else _copied(v)) for k, v in changed.items()}
                     signal.alarm(TIMEOUT)
-                    _call(obj, kind, name, signature, changed, star, extra)
+                    result = _call(obj, kind, name, signature, changed, star, extra)
                     error = None
                 except BaseException as caught:  # noqa: BLE001 -- every outcome is counted
                     error = caught
@@ -271,16 +321,20 @@ def probe(calls) -> dict:
                 finally:
                     signal.alarm(0)
                     plt.close("all")
-                # a checker names the argument it is told to check, not its own parameter
-                checked = key.startswith("core.checks.") and arg == "value"
-                named = values.get("name", arg) if checked else arg
-                outcome = _outcome(error, str(named), label)
+                # a function given the name to use for its first argument (a checker, a
+                # distribution of "first") names that argument by it
+                first = next((a for a in signature.parameters if a != "self"), None)
+                labelled = isinstance(values.get("name"), str) and arg == first
+                named = values["name"] if labelled else arg
+                outcome = _outcome(error, str(named), label, arg, result)
                 counts[outcome] += 1
                 if outcome != "clear":
                     message = "" if error is None else f"{type(error).__name__}: {error}"[:160]
                     worst.append([key, arg, label, outcome, message])
     functions = len(calls)
-    expected = sum(v for k, v in counts.items() if k not in ("shape accepted", "changed input"))
+    expected = sum(
+        v for k, v in counts.items() if k not in ("shape accepted", "accepted", "changed input")
+    )
     share = counts["clear"] / expected if expected else 0.0
     return {"functions": functions, "counts": counts, "clear share": share, "not clear": worst}
 

@@ -774,7 +774,9 @@ def self_attention_matrices(steps: int = 4):
 @plots.styled
 def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
     """Bahdanau's decoder: the previous state s_{i−1} scores every annotation h_j, and their
-    weighted sum c_i enters the step that writes word i."""
+    weighted sum c_i enters the step that writes word i.  ``source`` and ``target``: a few
+    words each, as text."""
+    source, target = _words(source, "source", 5), _words(target, "target", 3)
     fig, ax = _canvas(3.5)
     for j, word in enumerate(source):
         x = 0.2 + j * 1.1
@@ -816,7 +818,11 @@ def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
 @plots.styled
 def teacher_forcing(truth=("lo", "fuxo", "ruda"), own=("lo", "kani", "ruda")):
     """Teacher forcing, where every step reads the true previous word, beside free-running
-    decoding, where every step reads the decoder's own last word, mistakes included."""
+    decoding, where every step reads the decoder's own last word, mistakes included.  ``truth``
+    and ``own``: the same number of words, as text."""
+    truth, own = _words(truth, "truth", 4), _words(own, "own", 4)
+    if len(own) != len(truth):
+        raise ValueError(f"own must have as many words as truth, {len(truth)}; got {len(own)}")
     fig, ax = _canvas(3.9)
     rows = (
         (2.15, "training: teacher forcing", ("<s>",) + truth[:-1], truth, False),

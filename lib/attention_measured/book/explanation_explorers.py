@@ -66,8 +66,12 @@ def _example(subject: explanations.Subject, example) -> int:
 def rankings_figure(subject: explanations.Subject, example: int, methods=RANKINGS):
     """One example's steps ranked by each of ``methods``, one row of bars per method (each
     scaled to its largest), the true cause shaded; a method the model cannot support says why."""
+    if not isinstance(subject, explanations.Subject):
+        raise TypeError(f"subject must be a Subject (registry), got {type(subject).__name__}")
     example = _example(subject, example)
-    methods = list(methods)
+    if isinstance(methods, str) or not isinstance(methods, (list, tuple)) or not methods:
+        raise TypeError(f"methods must be a list of ranking names, got {methods!r}")
+    methods = [checks.choice(m, "methods", explanations.Subject.METHODS) for m in methods]
     # no text below 8.5 points: the frames are a phone's width, shown there at about 0.63
     fig, axes = plots.figure(nrows=len(methods), width=4.6, height=0.25 + 0.72 * len(methods))
     axes = np.atleast_1d(axes)

@@ -241,7 +241,10 @@ def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
     """
     if not isinstance(named, dict) or not named:
         raise ValueError("named must be a non-empty {title: matrix} dict")
+    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+        raise TypeError(f"tokens must be a list of row labels, got {tokens!r}")
     tokens = [str(t) for t in tokens]
+    digits = checks.integer(digits, "digits", 0, 6)
     arrays = {}
     for title, values in named.items():
         values = checks.array(values, f"named[{title!r}]", ndim=2)

@@ -44,6 +44,9 @@ def row_sums(x: np.ndarray, axis: int = -1) -> np.ndarray:
     (and so whose last bit) depends on the processor.  Both are exact functions of ``x`` on
     every x86 machine.
     """
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"x must be a numpy array, got {type(x).__name__}")
+    axis = checks.integer(axis, "axis", -x.ndim, x.ndim - 1) if x.ndim else axis
     if axis in (-1, x.ndim - 1):
         return np.einsum("...j->...", x)[..., None]
     return x.sum(axis=axis, keepdims=True)

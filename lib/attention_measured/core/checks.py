@@ -205,6 +205,9 @@ def integers(value, name: str, low: int | None = None, high: int | None = None) 
 
 def token_ids(value, name: str, vocabulary: int, shape: tuple) -> np.ndarray:
     """An integer array of token ids, each below ``vocabulary``, of ``shape`` (None: any length)."""
+    vocabulary = integer(vocabulary, "vocabulary", 1)
+    if not isinstance(shape, tuple):
+        raise TypeError(f"shape must be a tuple of axis lengths or None, got {shape!r}")
     ids = integers(value, name, 0, vocabulary - 1)
     if ids.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, ids.shape)):
         wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
@@ -251,15 +254,23 @@ def random_state(value, name: str = "rng") -> np.random.RandomState:
 _drawn: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def params_of(model, value, name: str = "params") -> Mapping:
+    """``value`` if it holds every array ``model.init`` draws, finite (:func:`params`); what a
+    measure checks before it runs a model it is given."""
+    if getattr(_state, "trusted", False):
+        return value
+    if model not in _drawn:
+        _drawn[model] = tuple(model.init(0))
+    return params(value, name, _drawn[model])
+
+
 def model_params(method):
     """Decorator for a model's method whose argument after ``self`` is its parameters ``p``:
     refuse, naming p, anything but a mapping holding every array the model's ``init`` draws."""
 
     @functools.wraps(method)
     def checked(self, p, *args, **kwargs):
-        if self not in _drawn:
-            _drawn[self] = tuple(self.init(0))
-        params(p, "p", _drawn[self])
+        params_of(self, p, "p")
         return method(self, p, *args, **kwargs)
 
     return checked

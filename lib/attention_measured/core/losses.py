@@ -133,5 +133,5 @@ def output_loss(output, targets, kind: str) -> tuple[float, np.ndarray]:
     """A classifier's ("bce", output = logits) or a regression's ("mse") mean loss and its
     gradient."""
     if checks.choice(kind, "kind", ("bce", "mse")) == "bce":
-        return binary_cross_entropy_and_gradient(output, targets)
-    return squared_error_and_gradient(output, targets)
+        return binary_cross_entropy_and_gradient(output, checks.labels(targets, "targets"))
+    return squared_error_and_gradient(output, checks.array(targets, "targets"))

@@ -137,6 +137,13 @@ def trained(
         raise TypeError(f"model must have an init method, got {type(model).__name__}")
     params = model.init(checks.seed(seed))
     curve = fit(
-        model, params, data, targets, epochs, learning_rate, seed=draws_seed, optimiser=optimiser
+        model,
+        params,
+        data,
+        targets,
+        epochs,
+        learning_rate,
+        seed=checks.seed(draws_seed, "draws_seed"),
+        optimiser=optimiser,
     )
     return Trained(model, params, curve)

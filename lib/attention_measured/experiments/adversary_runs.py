@@ -164,7 +164,12 @@ def report(model: str, seed: int, strength: float) -> dict[str, float]:
 
 def sweep(model: str, seed: int, strengths=LAMBDAS) -> dict[float, dict[str, float]]:
     """{λ: :func:`report`} over ``strengths`` for ``model`` from ``seed``."""
-    return {float(s): report(model, seed, s) for s in strengths}
+    if isinstance(strengths, str) or not hasattr(strengths, "__iter__"):
+        raise TypeError(f"strengths must be a list of numbers, got {strengths!r}")
+    strengths = [checks.real(s, "strengths", 0.0) for s in strengths]
+    if not strengths:
+        raise ValueError("strengths must hold at least one λ")
+    return {s: report(model, seed, s) for s in strengths}
 
 
 def reached(model: str, seed: int) -> float:

@@ -26,7 +26,7 @@ from ..measures.cloze_recall import (
     swapped_correct,
     top1_accuracy,
 )
-from ..models.cloze_head import Head, attention_weights, check_query
+from ..models.cloze_head import QUERIES, Head, attention_weights, check_query
 from ..tasks.cloze import DISPLAY, SENTENCES, TOKEN_ID, check_sentences, encode, make_batch
 
 LEARNING_RATE = 0.02
@@ -256,11 +256,14 @@ def bound_runs(queries=BOUND_QUERIES, nudges=BOUND_NUDGES, progress: bool = Fals
     from seed 0, as {"query", "nudge", "final loss", "recall"}: its last loss per token and the
     share of training tokens it recalls (:func:`top1_accuracy`).  ``progress``: a tqdm bar.
     """
-    queries = [check_query(q) for q in queries]
-    nudges = [checks.real(n, "nudge", -MAX_NUDGE, MAX_NUDGE) for n in nudges]
+    for name, values in (("queries", queries), ("nudges", nudges)):
+        if isinstance(values, str) or not isinstance(values, (list, tuple)):
+            raise TypeError(f"{name} must be a list, got {values!r}")
+        if not values:
+            raise ValueError(f"{name} must hold at least one entry: bound_runs runs each pair")
+    queries = [checks.choice(q, "queries", QUERIES) for q in queries]
+    nudges = [checks.real(n, "nudges", -MAX_NUDGE, MAX_NUDGE) for n in nudges]
     progress = checks.flag(progress, "progress")
-    if not queries or not nudges:
-        raise ValueError("bound_runs needs at least one query and one nudge")
     from tqdm.auto import tqdm
 
     runs = []

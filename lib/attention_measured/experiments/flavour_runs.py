@@ -47,6 +47,8 @@ def train_reader(
 ):
     """Build a :class:`Reader`, train it from ``seed`` on ``data``: a Trained (model, params,
     loss curve)."""
+    if not isinstance(data, Dataset):
+        raise TypeError(f"data must be a Dataset (marked_step.lesson_data), got {data!r}")
     model = Reader(
         flavour, steps=data.inputs.shape[1], channels=data.inputs.shape[2], **model_options
     )

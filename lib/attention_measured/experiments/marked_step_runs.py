@@ -128,4 +128,4 @@ def two_runs() -> tuple[Sequences, Params]:
 
 def example(index: int) -> Sequences:
     """Held-out sequence ``index`` (0..179) as a one-sequence set."""
-    return two_runs()[0][checks.index(index, "example", EXAMPLES)]
+    return two_runs()[0][checks.index(index, "index", EXAMPLES)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import checks
 from ..core.data import Dataset
 from . import removal
 
@@ -23,9 +24,12 @@ HEAVY = 0.5  # a "heavy" step carries more than half the weight
 INERT = 0.05  # ... and is "inert" if removing it moves p by less
 
 
-def _model(model):
+def _model(model, params):
+    """``model``, after checking that it follows the protocol and that ``params`` are its own."""
     if not callable(getattr(model, "forward", None)):
         raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+    if callable(getattr(model, "init", None)):
+        checks.params_of(model, params, "params")
     return model
 
 
@@ -39,7 +43,7 @@ def _data(data, name: str = "data") -> Dataset:
 
 def _weights(model, params, data) -> np.ndarray:
     """The model's weights on ``data``, (R..., N, T): one row of weights per example."""
-    weights = _model(model).forward(params, data.inputs).weights
+    weights = _model(model, params).forward(params, data.inputs).weights
     if weights is None or weights.shape[-2] != len(data):
         raise ValueError("the model must have one row of weights per example, (..., N, T)")
     return weights
@@ -55,7 +59,7 @@ def _step_effects(model, params, inputs) -> np.ndarray:
 
 def accuracy(model, params, data) -> np.ndarray:
     """Share of examples whose logit has the label's sign: (R...,), one value per network."""
-    logit = _model(model).forward(params, _data(data).inputs).output
+    logit = _model(model, params).forward(params, _data(data).inputs).output
     return np.mean((logit > 0) == (data.targets == 1), axis=-1)
 
 
@@ -117,7 +121,7 @@ def eight_numbers(model, params, train_set, heldout) -> list[dict]:
 def measure(model, params, data) -> dict[str, float]:
     """Part III's four numbers of one model on one held-out set (section 4): accuracy (of the
     probability against 0.5), weight on the marker, hit rate, agreement."""
-    data = _data(_model(model) and data)
+    data = _data(_model(model, params) and data)
     own = model.forward(params, data.inputs)
     weights = own.weights  # (N, T)
     marker = data.marked[:, 0]
@@ -136,7 +140,7 @@ def heads_measures(model, params, data) -> dict:
     """Accuracy, and per head: weight on the marker, hit rate, agreement with the per-head
     removal test and the weights' entropy; the per-head values are arrays of shape (H,) (section
     6).  The model's weights are (N, H, T)."""
-    data = _data(_model(model) and data)
+    data = _data(_model(model, params) and data)
     own = model.forward(params, data.inputs)
     logit, weights = own.output, own.weights
     effects = _step_effects(model, params, data.inputs)  # (N, H, T)

@@ -24,6 +24,8 @@ from ..models.protocol import Output
 def output_of(model, out: Output) -> np.ndarray:
     """What the removal test reads of an output: the probability of label 1 for a model whose
     output is a logit, the value itself for a regression (Part III's addition problem)."""
+    if not isinstance(out, Output):
+        raise TypeError(f"out must be the Output of the model's forward pass, got {out!r}")
     kind = getattr(model, "output_kind", None)
     if kind == "logit":
         return sigmoid(out.output)
@@ -47,6 +49,8 @@ def removal_effects(model, params, inputs) -> tuple[np.ndarray, np.ndarray]:
     """
     if not callable(getattr(model, "forward", None)):
         raise TypeError(f"model must follow the book's protocol, got {type(model).__name__}")
+    if callable(getattr(model, "init", None)):
+        checks.params_of(model, params, "params")
     if inputs is None or isinstance(inputs, (str, bytes)):
         raise TypeError(f"inputs must be the model's inputs (arrays of examples), got {inputs!r}")
     own = model.forward(params, inputs)

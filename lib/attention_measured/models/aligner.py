@@ -81,6 +81,8 @@ class Aligner:
         each source token's embedding multiplied by it.
         """
         tokens = self._check(tokens)
+        if rng is not None:
+            rng = checks.random_state(rng, "rng")
         n = len(tokens)
         shape = (n, self.length, self.length)
         keep, weights, scale = changes(keep, weights, scale, shape, tokens.shape, self.cannot)

@@ -174,6 +174,11 @@ class Head:
         query swap, :func:`~.cloze_recall.swapped_top1`).
         """
         checks.params(params, "params", NAMES)
+        if not isinstance(inputs, (Batch, list, tuple)):
+            raise TypeError(
+                f"inputs must be a Batch or a list of sentences (strings or token lists), got "
+                f"{inputs!r}"
+            )
         batch = inputs if isinstance(inputs, Batch) else make_batch(inputs)
         B, L = batch.ids.shape
         keep, weights, scale = changes(keep, weights, scale, (B, L, L), (B, L))

@@ -47,12 +47,19 @@ class Decoded(NamedTuple):
 def take(state, rows: np.ndarray):
     """The decoder state with every array's first axis indexed by ``rows``: how a beam follows
     the prefixes it keeps (dicts and lists are walked, other values kept)."""
+    rows = checks.integers(rows, "rows", 0)
+    return _take(state, rows)
+
+
+def _take(state, rows: np.ndarray):
     if isinstance(state, np.ndarray):
+        if rows.size and rows.max() >= len(state):
+            raise ValueError(f"rows must be below the state's {len(state)} rows, got {rows.max()}")
         return state[rows]
     if isinstance(state, dict):
-        return {key: take(value, rows) for key, value in state.items()}
+        return {key: _take(value, rows) for key, value in state.items()}
     if isinstance(state, list):
-        return [take(value, rows) for value in state]
+        return [_take(value, rows) for value in state]
     return state
 
 

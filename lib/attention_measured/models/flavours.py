@@ -561,6 +561,14 @@ class Attention:
     caches."""
 
     def __init__(self, scores, weights, context, score_cache, weight_cache):
+        for name, value in (("scores", scores), ("weights", weights), ("context", context)):
+            if not isinstance(value, np.ndarray) or value.ndim != 3:
+                raise TypeError(f"{name} must be a (N, n, ·) array, as attend makes it")
+        if weights.shape != scores.shape or context.shape[:2] != scores.shape[:2]:
+            raise ValueError(
+                f"scores and weights (N, n, m) and context (N, n, D) must agree, got "
+                f"{scores.shape}, {weights.shape}, {context.shape}"
+            )
         self.scores, self.weights, self.context = scores, weights, context
         self.score_cache, self.weight_cache = score_cache, weight_cache
 
@@ -591,6 +599,7 @@ def scores_backward(flavour: Flavour, p, h, s, att: Attention, grad_scores):
     if not isinstance(att, Attention):
         raise TypeError(f"att must be the Attention of attend, got {type(att).__name__}")
     checks.params(p, "p", flavour.names)
+    h, s = _check_states(h, s, flavour.needs_query, flavour.name)
     grad_scores = checks.array(grad_scores, "grad_scores", shape=att.scores.shape, copy=False)
     return flavour._scores_backward(p, h, s, att.score_cache, grad_scores)
 

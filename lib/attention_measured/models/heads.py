@@ -20,6 +20,7 @@ from .protocol import Output, changes
 
 def init_attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
     """W_Q, W_K, W_V, W_O (d, d), the readout (d,) and its bias, drawn in that order."""
+    rng, d = checks.random_state(rng, "rng"), checks.integer(d, "d", 1)
     draws = {name: fan_in_normal(rng, d, d, fan_in=d) for name in ("W_Q", "W_K", "W_V", "W_O")}
     return {**draws, "readout": fan_in_normal(rng, d), "bias": np.zeros(())}
 
@@ -124,7 +125,7 @@ class HeadsReader:
     def loss_and_grads(self, p, inputs, targets):
         h, queries, out, weights, kept = self._attention(p, inputs)
         logit = out[:, 0] @ p["readout"] + p["bias"]
-        loss, g_logit = output_loss(logit, np.asarray(targets, dtype=float), "bce")
+        loss, g_logit = output_loss(logit, targets, "bce")
         g_out = g_logit[:, None, None] * p["readout"]
         g = multi_head_attention_backward(
             queries,

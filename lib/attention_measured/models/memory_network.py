@@ -88,16 +88,15 @@ class MemoryNetwork:
         return memories, questions, used
 
     @checks.model_params
-    def loss_and_grads(self, p, data: tuple, answers):
-        """data = :func:`encode`'s three arrays; mean cross-entropy over the stories and its
-        gradients.
+    def loss_and_grads(self, p, inputs: tuple, targets):
+        """``inputs`` = :func:`encode`'s three arrays, ``targets`` the answers (N,); the mean
+        cross-entropy over the stories and its gradients.
         """
-        memories, questions, _ = self._inputs(data)
-        answers = np.asarray(answers)
-        out = self.forward(p, data)
+        memories, questions, _ = self._inputs(inputs)
+        out = self.forward(p, inputs)
         logits, u, embedded = out.output, out.parts["u"], out.parts["embedded"]
-        n = len(answers)
-        losses, g_logits = softmax_cross_entropy(logits, answers)
+        losses, g_logits = softmax_cross_entropy(logits, targets)
+        n = len(losses)
         loss = float(losses.mean())
         g_logits /= n
         g_embedded = [np.zeros(e.shape) for e in embedded]

@@ -75,6 +75,11 @@ def changes(keep, weights, scale, shape: tuple, steps: tuple, cannot: dict | Non
     ``shape`` and whose inputs have ``steps`` (N, T): keep a boolean array and weights a float
     array, each broadcast to ``shape``, scale a float array of ``steps``; None stays None.  A
     change named in ``cannot`` is refused with its reason.  Used by every model's forward."""
+    for name, value in (("shape", shape), ("steps", steps)):
+        if not isinstance(value, tuple) or not all(isinstance(n, int) for n in value):
+            raise TypeError(f"{name} must be a tuple of axis lengths, got {value!r}")
+    if cannot is not None and not isinstance(cannot, dict):
+        raise TypeError(f"cannot must be a dict of changes and reasons, got {cannot!r}")
     cannot = cannot or {}
     for name, value in (("keep", keep), ("weights", weights), ("scale", scale)):
         if value is not None and name in cannot:

@@ -113,7 +113,7 @@ class Reader:
     def loss_and_grads(self, p, inputs, targets):
         inputs = self._check(inputs)
         out = self.forward(p, inputs)
-        loss, g_out = output_loss(out.output, np.asarray(targets, dtype=float), self.loss)
+        loss, g_out = output_loss(out.output, targets, self.loss)
         return loss, self.backward(p, inputs, out, g_out)
 
     @checks.model_params

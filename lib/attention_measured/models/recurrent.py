@@ -410,6 +410,9 @@ class EncoderDecoder:
         """One free-running step for the previous words (N,): (logits (N, V), attention
         weights (N, m) or None, the next state).  ``t`` is unused (a recurrent decoder keeps
         its place in its state)."""
+        if not isinstance(state, dict) or not {"h", "s", "o"} <= state.keys():
+            raise TypeError("state must be the dict of decoder_start, holding h, s and o")
+        checks.integer(t, "t", 0, translation.MAX_STEPS)
         words = checks.token_ids(words, "words", self.target_vocabulary, (len(state["s"]),))
         st = self._step(p, state["h"], state["s"], state["o"], words)
         weights = None if st.attention is None else st.attention.weights[:, 0]

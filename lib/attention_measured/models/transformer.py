@@ -758,6 +758,8 @@ def key_padding_mask(lengths, shape: tuple, name: str = "lengths") -> np.ndarray
     None or pads nothing, so an unpadded batch runs exactly as before."""
     if lengths is None:
         return None
+    if not isinstance(shape, tuple) or len(shape) != 2:
+        raise TypeError(f"shape must be the batch's (N, m), got {shape!r}")
     lengths = checks.integers(lengths, name, 1, shape[1])
     if lengths.shape != (shape[0],):
         raise ValueError(
@@ -835,7 +837,9 @@ def one_layer(p, prefix: str) -> Params:
     """One layer's parameters out of a model's, under their short names: ``prefix`` such as
     ``"decoder.layers.0."`` is taken off (``self_attn.in_proj_weight``, …), as
     :func:`encoder_layer` and :func:`decoder_layer` take them (section 4)."""
-    if not any(name.startswith(prefix) for name in p):
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be text such as 'decoder.layers.0.', got {prefix!r}")
+    if not any(name.startswith(prefix) for name in checks.params(p, "p", ())):
         raise ValueError(f"no parameter starts with {prefix!r}")
     return Params(
         {name[len(prefix) :]: value for name, value in p.items() if name.startswith(prefix)}

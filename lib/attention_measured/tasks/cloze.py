@@ -158,6 +158,22 @@ class Batch:
     real: np.ndarray
     targets: np.ndarray
 
+    def __post_init__(self):
+        """Refuse arrays that do not describe one batch (make_batch always makes one)."""
+        ids = checks.integers(self.ids, "ids", 0, len(VOCAB) - 1)
+        if ids.ndim != 2:
+            raise ValueError(f"ids must be (B, L) token ids, got shape {ids.shape}")
+        B, L = ids.shape
+        for name, shape in (("valid", (B, L)), ("allowed", (B, L, L))):
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.dtype != bool or value.shape != shape:
+                raise ValueError(f"{name} must be a boolean array of shape {shape}")
+        n = int(self.valid.sum())
+        real = checks.integers(self.real, "real", 0, B * L - 1)
+        targets = checks.integers(self.targets, "targets", 0, len(VOCAB) - 1)
+        if real.shape != (n,) or targets.shape != (n,):
+            raise ValueError(f"real and targets must hold one entry per real token, ({n},)")
+
     def __len__(self) -> int:
         return len(self.ids)
 

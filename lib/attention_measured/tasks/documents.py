@@ -20,6 +20,18 @@ class Documents:
     labels: np.ndarray
     trigger: np.ndarray
 
+    def __post_init__(self):
+        """Refuse fields that do not describe the same N documents."""
+        tokens = checks.integers(self.tokens, "tokens", 0)
+        labels = checks.labels(self.labels, "labels")
+        trigger = checks.integers(self.trigger, "trigger", 0)
+        n = len(labels)
+        if tokens.ndim != 3 or len(tokens) != n or trigger.shape != (n, 2):
+            raise ValueError(
+                f"tokens (N, S, W), labels (N,) and trigger (N, 2) must describe the same "
+                f"documents, got {tokens.shape}, {labels.shape} and {trigger.shape}"
+            )
+
     def __len__(self) -> int:
         return len(self.labels)
 

@@ -32,7 +32,9 @@ def shuffled(tokens, shuffle: int) -> np.ndarray:
     """The steps of ``tokens`` (..., L) in the order drawn by RandomState(shuffle); shuffle 0
     keeps them (section 7).
     """
-    tokens = np.asarray(tokens)
+    tokens = checks.integers(tokens, "tokens", 0)
+    if tokens.ndim < 1:
+        raise ValueError(f"tokens must have a last axis of steps, got shape {tokens.shape}")
     shuffle = checks.seed(shuffle, "shuffle")
     if shuffle == 0:
         return tokens

@@ -40,6 +40,22 @@ class Stories:
     answers: np.ndarray
     facts: np.ndarray
 
+    def __post_init__(self):
+        """Refuse fields that do not describe the same N stories."""
+        for name in ("sentences", "questions"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                raise TypeError(f"{name} must be a list with one entry per story, got {value!r}")
+        answers = checks.integers(self.answers, "answers", 0, len(PLACES) - 1)
+        facts = checks.integers(self.facts, "facts", 0, SLOTS - 1)
+        n = len(self.sentences)
+        if len(self.questions) != n or answers.shape != (n,) or facts.shape != (n, 2):
+            raise ValueError(
+                f"sentences, questions, answers (N,) and facts (N, 2) must describe the same "
+                f"stories: {n} sentences lists, {len(self.questions)} questions, answers "
+                f"{answers.shape}, facts {facts.shape}"
+            )
+
     def __len__(self) -> int:
         return len(self.answers)
 
