@@ -239,7 +239,7 @@ def _finite(result, depth: int = 0) -> bool:
     return True
 
 
-def _outcome(error: BaseException | None, name: str, label: str, arg: str, result) -> str:
+def _outcome(error: BaseException | None, names: set, label: str, arg: str, result) -> str:
     if error is None:
         if label in SHAPES:
             return "shape accepted"
@@ -255,7 +255,7 @@ def _outcome(error: BaseException | None, name: str, label: str, arg: str, resul
     if isinstance(error, _Slow):
         return "slow"
     if isinstance(error, (TypeError, ValueError)):
-        return "clear" if name in str(error) else "unnamed"
+        return "clear" if any(name in str(error) for name in names) else "unnamed"
     return "deep"
 
 
@@ -327,12 +327,11 @@ def probe(calls) -> dict:
                 finally:
                     signal.alarm(0)
                     plt.close("all")
-                # a function given the name to use for its first argument (a checker, a
-                # distribution of "first") names that argument by it
-                first = next((a for a in signature.parameters if a != "self"), None)
-                labelled = isinstance(values.get("name"), str) and arg == first
-                named = values["name"] if labelled else arg
-                outcome = _outcome(error, str(named), label, arg, result)
+                # a function told the name to use for what it checks (a checker, a
+                # distribution of "first") may name the argument by it
+                given = values.get("name")
+                names = {arg} | ({given} if isinstance(given, str) and arg != "name" else set())
+                outcome = _outcome(error, names, label, arg, result)
                 counts[outcome] += 1
                 if outcome != "clear":
                     message = "" if error is None else f"{type(error).__name__}: {error}"[:160]

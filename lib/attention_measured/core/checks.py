@@ -67,6 +67,7 @@ def real(
     0."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    positive = flag(positive, "positive")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
@@ -259,6 +260,8 @@ def params_of(model, value, name: str = "params") -> Mapping:
     measure checks before it runs a model it is given."""
     if getattr(_state, "trusted", False):
         return value
+    if not callable(getattr(model, "init", None)):
+        raise TypeError(f"model must have an init method, got {type(model).__name__}")
     if model not in _drawn:
         _drawn[model] = tuple(model.init(0))
     return params(value, name, _drawn[model])

@@ -47,14 +47,17 @@ def _broadcast(a: np.ndarray, b: np.ndarray, first: str, second: str) -> None:
         raise ValueError(f"{first} {a.shape} and {second} {b.shape} do not match") from None
 
 
-def binary_cross_entropy_and_gradient(logit, labels) -> tuple[float, np.ndarray]:
+def binary_cross_entropy_and_gradient(
+    logit, labels, name: str = "labels"
+) -> tuple[float, np.ndarray]:
     """(mean binary cross-entropy of logits (N,), its gradient (sigmoid(z) − y) / N).
 
-    The gradient is exact wherever |z| < 30, where the clipped sigmoid is the sigmoid.
+    The gradient is exact wherever |z| < 30, where the clipped sigmoid is the sigmoid.  ``name``:
+    what the labels are called in a refusal.
     """
-    logit, labels = checks.array(logit, "logit", ndim=1), checks.labels(labels)
+    logit, labels = checks.array(logit, "logit", ndim=1), checks.labels(labels, name)
     if labels.shape != logit.shape:
-        raise ValueError(f"labels must hold one label per logit, {logit.shape}; got {labels.shape}")
+        raise ValueError(f"{name} must hold one label per logit, {logit.shape}; got {labels.shape}")
     return float(binary_cross_entropy(logit, labels)), (sigmoid(logit) - labels) / labels.shape[-1]
 
 
@@ -133,5 +136,5 @@ def output_loss(output, targets, kind: str) -> tuple[float, np.ndarray]:
     """A classifier's ("bce", output = logits) or a regression's ("mse") mean loss and its
     gradient."""
     if checks.choice(kind, "kind", ("bce", "mse")) == "bce":
-        return binary_cross_entropy_and_gradient(output, checks.labels(targets, "targets"))
+        return binary_cross_entropy_and_gradient(output, targets, "targets")
     return squared_error_and_gradient(output, checks.array(targets, "targets"))

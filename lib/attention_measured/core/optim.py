@@ -19,6 +19,8 @@ def _checked_arrays(params) -> dict[str, np.ndarray]:
     if not isinstance(arrays, dict) or not arrays:
         raise TypeError(f"params must be a Params of named arrays, got {type(params).__name__}")
     for name, value in arrays.items():
+        if isinstance(value, np.ndarray) and value.dtype == float and not np.isfinite(value).all():
+            raise ValueError(f"params[{name!r}] holds NaN or infinity: nothing to train from")
         if not (isinstance(value, np.ndarray) and value.dtype == float and value.flags.writeable):
             raise TypeError(
                 f"the optimiser updates arrays in place: {name!r} must be a writable float array, "

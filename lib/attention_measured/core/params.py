@@ -103,6 +103,8 @@ def nudged(arrays: dict, k: int) -> dict:
         raise TypeError(f"arrays must be a Params or a dict of arrays, got {type(arrays).__name__}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive whole number, the nudge, got {k!r}")
+    for name, value in arrays.items():
+        checks.array(value, f"arrays[{name!r}]", copy=False)  # numbers, finite
     draws = np.random.default_rng(k)
     out = type(arrays)()
     for name, value in arrays.items():

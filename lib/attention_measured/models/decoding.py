@@ -48,6 +48,8 @@ def take(state, rows: np.ndarray):
     """The decoder state with every array's first axis indexed by ``rows``: how a beam follows
     the prefixes it keeps (dicts and lists are walked, other values kept)."""
     rows = checks.integers(rows, "rows", 0)
+    if not isinstance(state, (dict, list, np.ndarray)):
+        raise TypeError(f"state must be a decoder's state (a dict), got {state!r}")
     return _take(state, rows)
 
 

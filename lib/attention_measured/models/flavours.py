@@ -100,6 +100,9 @@ class Flavour:
     windowed = False  # True for the local flavours, whose weights are not a plain softmax
 
     def key(self, name: str) -> str:
+        """``name`` with this flavour's prefix: the key of one of its arrays in a Params."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be text, got {name!r}")
         return self.prefix + name
 
     @property

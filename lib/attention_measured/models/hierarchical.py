@@ -79,10 +79,10 @@ class Hierarchical:
         return Output(document @ p["readout"] + p["bias"], own, parts=parts)
 
     @checks.model_params
-    def loss_and_grads(self, p, tokens, labels):
+    def loss_and_grads(self, p, tokens, targets):
         out = self.forward(p, tokens)
         parts = out.parts
-        loss, g_out = output_loss(out.output, np.asarray(labels, dtype=float), "bce")
+        loss, g_out = output_loss(out.output, targets, "bce")
         grads = Params(readout=parts["sentences"].context[:, 0].T @ g_out, bias=g_out.sum())
         g_doc = g_out[:, None, None] * p["readout"]
         sent_grads, g_sentences, _ = attend_backward(

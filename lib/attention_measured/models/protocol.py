@@ -112,6 +112,8 @@ def take(inputs, rows) -> object:
     if isinstance(inputs, tuple):
         return tuple(np.asarray(part)[rows] for part in inputs)
     if isinstance(inputs, np.ndarray):
+        if rows.size and rows.max() >= len(inputs):
+            raise ValueError(f"rows must be below the {len(inputs)} examples, got {rows.max()}")
         return inputs[rows]
     raise TypeError(
         f"inputs must be an array, a tuple of arrays or a batch with take(), got "

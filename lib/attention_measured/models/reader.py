@@ -73,6 +73,10 @@ class Reader:
         return inputs
 
     def queries(self, p, n: int):
+        """The learned query, one copy for each of ``n`` examples, (n, 1, D), or None for a
+        flavour that needs none."""
+        checks.params(p, "p", ("query",) if self.flavour.needs_query else ())
+        n = checks.integer(n, "n", 1)
         return (
             np.broadcast_to(p["query"], (n, 1, self.hidden)) if self.flavour.needs_query else None
         )

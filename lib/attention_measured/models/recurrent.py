@@ -457,8 +457,10 @@ class EncoderDecoder:
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")
-            source, target = translation.draw_batch(data, rng, self.batch)
+            source, target = translation.draw_batch(data, checks.random_state(rng), self.batch)
         else:
+            if not isinstance(data, tuple) or len(data) != 2:
+                raise TypeError("data must be a (source, target) pair of id arrays or a corpus")
             source, target = data
         out = self.forward(p, (source, target))
         logits, steps, record = out.output, out.parts["steps"], out.parts["record"]

@@ -137,6 +137,8 @@ class SingleQuery:
         ``grad_output`` shaped like the logits and ``grad_weights`` like the weights."""
         if not isinstance(out, Output) or "steps first" not in out.parts:
             raise TypeError("out must be the Output of this model's forward pass")
+        if _inputs(inputs).shape[:2] != out.weights.shape[-2:]:
+            raise ValueError("inputs must be the sequences out was computed on")
         checks.params(params, "params", NAMES)
         grad_output = checks.array(grad_output, "grad_output", shape=out.output.shape, copy=False)
         if grad_weights is not None:

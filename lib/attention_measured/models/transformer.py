@@ -536,6 +536,7 @@ class Transformer:
         ``lengths``: optional (N,), the real source and target words of padded sentences.
         """
         previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
+        memory = checks.array(memory, "memory", ndim=3, copy=False)
         n, m = previous.shape[1], memory.shape[1]
         if memory_mask is not None:
             memory_mask = _check_mask(memory_mask, n, m, "memory_mask")  # every head's
@@ -632,6 +633,7 @@ class Transformer:
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")
+            rng = checks.random_state(rng, "rng")
             draw = draw_padded_batch if self.mixed else draw_batch
             data = draw(data, rng, self.batch)
         if not isinstance(data, tuple) or len(data) not in (2, 4):
@@ -756,10 +758,12 @@ def key_padding_mask(lengths, shape: tuple, name: str = "lengths") -> np.ndarray
     """(N, 1, m) boolean, True on each sentence's first lengths[i] of m positions, for a batch
     of ``shape`` (N, m) padded after each sentence's end (Part IV); None when ``lengths`` is
     None or pads nothing, so an unpadded batch runs exactly as before."""
-    if lengths is None:
-        return None
     if not isinstance(shape, tuple) or len(shape) != 2:
         raise TypeError(f"shape must be the batch's (N, m), got {shape!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be text, the argument's name, got {name!r}")
+    if lengths is None:
+        return None
     lengths = checks.integers(lengths, name, 1, shape[1])
     if lengths.shape != (shape[0],):
         raise ValueError(
@@ -840,7 +844,7 @@ def one_layer(p, prefix: str) -> Params:
     if not isinstance(prefix, str):
         raise TypeError(f"prefix must be text such as 'decoder.layers.0.', got {prefix!r}")
     if not any(name.startswith(prefix) for name in checks.params(p, "p", ())):
-        raise ValueError(f"no parameter starts with {prefix!r}")
+        raise ValueError(f"prefix {prefix!r} begins no parameter's name")
     return Params(
         {name[len(prefix) :]: value for name, value in p.items() if name.startswith(prefix)}
     )

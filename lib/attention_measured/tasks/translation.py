@@ -375,6 +375,8 @@ def draw_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int
 def pad(rows, value: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Sentences of different lengths as one array: (ids (N, longest), lengths (N,)), each
     row filled after its end with ``value`` (the id of <pad>, 0 in both vocabularies)."""
+    if isinstance(rows, str) or not isinstance(rows, (list, tuple)):
+        raise TypeError(f"rows must be a list of 1-d id arrays, got {rows!r}")
     rows = [checks.integers(row, "rows", 0) for row in rows]
     if not rows or any(row.ndim != 1 or not row.size for row in rows):
         raise ValueError("rows must be a non-empty list of non-empty 1-d id arrays")
