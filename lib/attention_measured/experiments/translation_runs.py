@@ -86,6 +86,7 @@ def _trained_and_timed(name: str, seed: int):
 
 def run(name: str, seed: int) -> Trained:
     """``name`` trained from ``seed``: (model, params, loss curve (300,)), remembered."""
+    name = checks.choice(name, "name", MODELS)
     params, curve, _ = _trained_and_timed(name, seed)
     return Trained(book_model(name), params, curve)
 
@@ -93,6 +94,7 @@ def run(name: str, seed: int) -> Trained:
 def training_seconds(name: str, seed: int) -> float:
     """How long :func:`run` took to train ``name`` from ``seed``, on the machine that trained
     it (remembered with the result, so a second call does not train again)."""
+    name = checks.choice(name, "name", MODELS)
     return _trained_and_timed(name, seed)[2]
 
 

@@ -120,7 +120,12 @@ class Flavour:
 
     def scores(self, p, h, s):
         """(Scores e (N, n, m), what the backward pass needs) for hidden states h (N, m, D) and
-        queries s (N, n, S) or None."""
+        queries s (N, n, S) or None: the flavour's score function, its arguments checked."""
+        checks.params(p, "p", self.names)
+        h, s = _check_states(h, s, self.needs_query, self.name)
+        return self._scores(p, h, s)
+
+    def _scores(self, p, h, s):
         raise NotImplementedError
 
     def _scores_backward(self, p, h, s, cache, grad_scores):
@@ -145,7 +150,7 @@ class MeanPooling(Flavour):
 
     name = "mean pooling"
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
         return np.zeros((h.shape[0], 1, h.shape[1])), None
 
@@ -177,7 +182,7 @@ class FeedForward(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
         b = p[self.key("b")]
         if self.per_position and np.shape(b) != (h.shape[1],):
@@ -219,7 +224,7 @@ class ContextVector(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, _ = _check_states(h, s, False, self.name, self, p)
         u = np.tanh(h @ p[self.key("W")].T + p[self.key("b")])  # (N, m, A)
         return (u @ p[self.key("u")])[:, None, :], u
@@ -259,7 +264,7 @@ class Additive(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         from_query = s @ p[self.key("W")].T  # (N, n, A)
         from_keys = h @ p[self.key("U")].T  # (N, m, A)
@@ -294,7 +299,7 @@ class Dot(Flavour):
             )
         return Params({})
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if s.shape[-1] != h.shape[-1]:
             raise ValueError(
@@ -320,7 +325,7 @@ class General(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return Params({self.key("W"): fan_in_normal(rng, query_size, key_size)})
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         projected = h @ p[self.key("W")].T  # (N, m, S)
         return s @ np.swapaxes(projected, 1, 2), projected  # (N, n, m)
@@ -359,14 +364,14 @@ class Concat(Flavour):
             }
         )
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[1] != s.shape[-1] + h.shape[-1]:
             raise ValueError(
                 f"W_a has {p[self.key('W')].shape[1]} columns; [s; h] has "
                 f"{s.shape[-1] + h.shape[-1]}"
             )
-        return self._additive.scores(self._split(p, s.shape[-1]), h, s)
+        return self._additive._scores(self._split(p, s.shape[-1]), h, s)
 
     def _scores_backward(self, p, h, s, cache, grad_scores):
         grads, grad_h, grad_s = self._additive._scores_backward(
@@ -402,7 +407,7 @@ class Location(Flavour):
             raise ValueError("location scores need the number of steps")
         return Params({self.key("W"): fan_in_normal(rng, steps, query_size)})
 
-    def scores(self, p, h, s):
+    def _scores(self, p, h, s):
         h, s = _check_states(h, s, True, self.name, self, p)
         if p[self.key("W")].shape[0] != h.shape[1]:
             raise ValueError(
@@ -444,8 +449,8 @@ class LocalM(Flavour):
         key_size, query_size, steps = _sizes(rng, key_size, query_size, steps)
         return self.inner.init(rng, key_size, query_size, steps)
 
-    def scores(self, p, h, s):
-        return self.inner.scores(p, h, s)
+    def _scores(self, p, h, s):
+        return self.inner._scores(p, h, s)
 
     def _scores_backward(self, p, h, s, cache, grad_scores):
         return self.inner._scores_backward(p, h, s, cache, grad_scores)
@@ -585,9 +590,9 @@ def attend(flavour: Flavour, p, h, s=None, mask=None) -> Attention:
     """
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
-    checks.params(p, "p", ())
+    checks.params(p, "p", flavour.names)
     h, s = _check_states(h, s, flavour.needs_query, flavour.name)
-    scores, score_cache = flavour.scores(p, h, s)
+    scores, score_cache = flavour._scores(p, h, s)
     weights, weight_cache = flavour._weigh(p, scores, s, mask)
     return Attention(scores, weights, weights @ h, score_cache, weight_cache)
 

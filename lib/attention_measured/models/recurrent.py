@@ -454,6 +454,8 @@ class EncoderDecoder:
         training loop's draws).  ``baseline`` is unused (the loop offers it to every drawing
         model).
         """
+        if baseline is not None:
+            checks.real(baseline, "baseline")
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")

@@ -630,6 +630,8 @@ class Transformer:
         (source, target) pair, a padded (source, target, source_lengths, target_lengths), or
         {length: Corpus} from which ``rng`` draws the batch (padded when ``mixed``).  Padded
         positions are left out of the mean."""
+        if baseline is not None:
+            checks.real(baseline, "baseline")
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")

@@ -24,6 +24,8 @@ class Documents:
         """Refuse fields that do not describe the same N documents."""
         tokens = checks.integers(self.tokens, "tokens", 0)
         labels = checks.labels(self.labels, "labels")
+        if labels.ndim != 1:
+            raise ValueError(f"labels must be (N,), one per document, got shape {labels.shape}")
         trigger = checks.integers(self.trigger, "trigger", 0)
         n = len(labels)
         if tokens.ndim != 3 or len(tokens) != n or trigger.shape != (n, 2):
