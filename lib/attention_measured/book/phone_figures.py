@@ -55,8 +55,10 @@ def smallest_text_px(fig: Figure, dpi: float = DPI, drawn: bool = False) -> floa
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
-    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
-        raise ValueError(f"dpi must be a positive number of dots per inch, got {dpi!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not 10 <= dpi <= 2400:
+        raise ValueError(f"dpi must be a number of dots per inch, 10 to 2400, got {dpi!r}")
+    if not isinstance(drawn, bool):
+        raise TypeError(f"drawn must be True or False, got {drawn!r}")
     sizes = [t.get_fontsize() for t in _texts(fig, drawn)]
     return min(sizes, default=float("inf")) * dpi / 72
 

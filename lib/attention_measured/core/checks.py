@@ -26,6 +26,7 @@ def integer(value, name: str, low: int | None = None, high: int | None = None) -
     bound (an axis) may be anything."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    _bounds(low, high, numbers.Integral)
     value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{name} must be an integer {_range(low, high)}, got {value}")
@@ -35,6 +36,17 @@ def integer(value, name: str, low: int | None = None, high: int | None = None) -
             f"for, got {value}"
         )
     return value
+
+
+def _bounds(low, high, kind) -> None:
+    """The checker's own bounds: numbers of ``kind`` or None (a mistake of the library's)."""
+    for bound, label in ((low, "low"), (high, "high")):
+        if bound is not None and (
+            isinstance(bound, (bool, np.bool_)) or not isinstance(bound, kind)
+        ):
+            raise TypeError(
+                f"{label} must be a number of the checker's kind or None, got {bound!r}"
+            )
 
 
 def _range(low, high) -> str:
@@ -68,6 +80,7 @@ def real(
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     positive = flag(positive, "positive")
+    _bounds(low, high, numbers.Real)
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")

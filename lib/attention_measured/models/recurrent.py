@@ -456,6 +456,8 @@ class EncoderDecoder:
         """
         if baseline is not None:
             checks.real(baseline, "baseline")
+        if rng is not None:
+            checks.random_state(rng, "rng")
         if isinstance(data, dict):
             if rng is None:
                 raise ValueError("drawing a batch from a corpus needs rng")
