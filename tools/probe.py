@@ -1,6 +1,6 @@
 """The argument probe: every public function of the package, called with one bad value at a time.
 
-    make probe        (pytest -p probe, with tools/ on the path, one process: about 25 min)
+    make probe        (pytest -p probe, with tools/ on the path, one process: about 6 min)
 
 While the test suite runs, the probe records the first call the tests make to each public
 function, method and constructor of ``attention_measured`` (its valid call), or where the tests
