@@ -38,8 +38,8 @@ def main() -> None:
                 0,
                 train.inputs,
                 train.targets,
-                flavour_runs.LESSON_EPOCHS,
-                flavour_runs.LESSON_LEARNING_RATE,
+                flavour_runs.EPOCHS,
+                flavour_runs.LEARNING_RATE,
             ),
             2,
         )

@@ -46,7 +46,8 @@ def row_sums(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """
     if not isinstance(x, np.ndarray):
         raise TypeError(f"x must be a numpy array, got {type(x).__name__}")
-    axis = checks.integer(axis, "axis", -x.ndim, x.ndim - 1) if x.ndim else axis
+    if axis != -1:  # the last axis, the hot path, needs no check
+        axis = checks.integer(axis, "axis", -x.ndim, x.ndim - 1)
     if axis in (-1, x.ndim - 1):
         return np.einsum("...j->...", x)[..., None]
     return x.sum(axis=axis, keepdims=True)

@@ -173,6 +173,11 @@ class Head:
         from E[query_ids] instead, keys, values and targets staying the batch's (section 4's
         query swap, :func:`~.cloze_recall.swapped_top1`).
         """
+        return self._pass(params, inputs, keep, weights, scale, query_ids, full=True)
+
+    def _pass(self, params, inputs, keep, weights, scale, query_ids, full: bool) -> Output:
+        """:meth:`forward`; with ``full`` False (training) the output is the scores of the N real
+        tokens only, (N, V), which the backward pass does not read."""
         checks.params(params, "params", NAMES)
         if not isinstance(inputs, (Batch, list, tuple)):
             raise TypeError(
@@ -205,11 +210,13 @@ class Head:
         # probs = softmax(scores); the loss from the log-softmax, exact where the probability
         # underflows: -log p, what backward differentiates
         probs, loss = softmax_and_summed_cross_entropy(scores, batch.targets)
-        every = np.zeros((B * L, len(VOCAB)))
-        every[batch.real] = scores
         parts = dict(
             batch=batch, embedded=x, queries=q, keys=k, values=v, read=z, probs=probs, loss=loss
         )
+        if not full:  # training's pass: the backward pass reads the parts, not every row
+            return Output(scores, a, mask=batch.allowed, parts=parts)
+        every = np.zeros((B * L, len(VOCAB)))
+        every[batch.real] = scores
         return Output(every.reshape(B, L, -1), a, mask=batch.allowed, parts=parts)
 
     def summed_loss_and_grads(self, params, batch) -> tuple[float, Params]:
@@ -217,7 +224,7 @@ class Head:
         shaped like ``params``) (section 2): what the page checks by finite differences."""
         if not isinstance(batch, Batch):
             raise TypeError(f"batch must be a Batch (from make_batch), got {type(batch).__name__}")
-        out = self.forward(params, batch)
+        out = self._pass(params, batch, None, None, None, None, full=False)
         return out.parts["loss"], self._backward(params, out)
 
     def loss_and_grads(self, params, batch) -> tuple[float, Params]:
