@@ -186,7 +186,8 @@ class Head:
             )
         batch = inputs if isinstance(inputs, Batch) else make_batch(inputs)
         B, L = batch.ids.shape
-        keep, weights, scale = changes(keep, weights, scale, (B, L, L), (B, L))
+        if keep is not None or weights is not None or scale is not None:
+            keep, weights, scale = changes(keep, weights, scale, (B, L, L), (B, L))
         x = params.E[batch.ids]  # (B, L, d)
         if scale is not None:
             x = x * scale[..., None]
