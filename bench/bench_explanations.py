@@ -1,4 +1,4 @@
-"""Part V: what each family's scorecard costs, and the share the adversarial search takes.
+"""Part VI: what each family's scorecard costs, and the share the adversarial search takes.
 
 The closing sweep (every model on every seed, `explanation_runs.write`) takes minutes, so the book
 ships its result; this benchmark times one card per family side by side (the models are trained
@@ -18,16 +18,16 @@ from attention_measured.experiments import explanation_runs, registry
 from attention_measured.measures import explanations
 
 CARDS = {  # one model of each family, at its first seed
-    "Part I": "Part I network",
-    "Part II": "UDHR head",
-    "Part III, flavours": "additive",
-    "Part III, heads and memory": "memory network",
-    "Part IV": "Bahdanau",
+    "marked step": "Part I network",
+    "cloze head": "UDHR head",
+    "flavours": "additive",
+    "heads and memory": "memory network",
+    "translators": "Bahdanau",
 }
 
 
 def main() -> None:
-    print("Part V: one scorecard per family (seconds), with and without the adversarial search")
+    print("Part VI: one scorecard per family (seconds), with and without the adversarial search")
     print(f"  {'':<32}{'card':>8}{'no adversary':>14}{'/ Part I':>10}")
     times = {}
     for family, model in CARDS.items():
@@ -41,7 +41,7 @@ def main() -> None:
             explanations.ADVERSARIAL_ROWS = rows
         times[family] = (whole, quick)
     for family, (whole, quick) in times.items():
-        ratio = whole / times["Part I"][0]
+        ratio = whole / times["marked step"][0]
         print(f"  {CARDS[family]:<32}{whole:7.1f} s{quick:12.1f} s{ratio:9.1f}x")
     counts = {}
     for entry in registry.MODELS.values():

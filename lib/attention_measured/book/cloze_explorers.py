@@ -1,4 +1,4 @@
-"""Explorers of the cloze head (Part II): a sentence and its keys dropped one at a time, the seed's
+"""Explorers of the cloze head (Part IV): a sentence and its keys dropped one at a time, the seed's
 loss curve, and the three kinds of query side by side (:func:`sentence_report` computes the
 first's numbers)."""
 
@@ -102,7 +102,7 @@ def _sentence_line(sentence: int, tokens) -> str:
 
 
 def robust_sentence_summary(index: int, seed: int = 0) -> str:
-    """The part of the sentence explorer that survives a change of machine (Part II, section 4)."""
+    """The part of the sentence explorer that survives a change of machine (Part IV, section 4)."""
     tokens = cloze.SENTENCES[checks.index(index, "index", len(cloze.SENTENCES))]
     run = cloze_runs.train(seed)
     return (
@@ -132,7 +132,7 @@ def describe_udhr_seed(seed: int) -> str:
     """What the seed explorer prints: the measured loss at the start, and coarse facts about the
     end.
 
-    Training is chaotic (Part II, section 4): the last digits of a trained head depend on the
+    Training is chaotic (Part IV, section 4): the last digits of a trained head depend on the
     machine, so only statements that survive a 1e-12 nudge of the initial weights are printed
     about the end of training.
     """

@@ -8,23 +8,23 @@ of the other modules computes.
 - :func:`attention_in_one_picture`     a query meets keys, weights pool values (the book's opening)
 - :func:`single_query_model`           Part I's network: one learned query over twelve steps
 - :func:`dropping_a_step`              Part I: remove one step, renormalise, see the output move
-- :func:`adam_iteration`               Part II: one iteration of training, forward, back, Adam
-- :func:`feed_forward_layer`           Part III: one neuron scores each step, no query
-- :func:`two_level_attention`          Part III: words pool into sentences, sentences into one
-- :func:`self_attention_matrices`      Part III: Q Kᵀ, a softmax on each row, times V
-- :func:`self_attention_head`          Part II's head: every token asks, none may answer itself
+- :func:`adam_iteration`               Part IV: one iteration of training, forward, back, Adam
+- :func:`feed_forward_layer`           Part V: one neuron scores each step, no query
+- :func:`two_level_attention`          Part V: words pool into sentences, sentences into one
+- :func:`self_attention_matrices`      Part II: Q Kᵀ, a softmax on each row, times V
+- :func:`self_attention_head`          Part IV's head: every token asks, none may answer itself
 - :func:`encoder_decoder`              a translator's decoder state asks the encoder's states
 - :func:`additive_and_multiplicative`  two ways to score a query against a key
 - :func:`several_heads`                the columns split into heads, each its own attention
 - :func:`positional_encodings`         a position vector added to each step's content
 - :func:`memory_hops`                  a question reads a story's memory, hop after hop
-- :func:`fixed_context`                Part IV: a sentence squeezed into one vector
-- :func:`bahdanau_step`                Part IV: the previous state asks, the context enters the step
-- :func:`teacher_forcing`              Part IV: true previous words in training, its own in use
-- :func:`transformer_layers`           Part IV: the whole Transformer, residuals drawn, N× stacked
-- :func:`attention_masks`              Part IV: the causal mask and a padding mask, as matrices
-- :func:`tiled_scores`                 Part IV: every score at once, or one block of keys at a time
-- :func:`kv_cache`                     Part IV: one decoding step reads the cached keys and values
+- :func:`fixed_context`                Part V: a sentence squeezed into one vector
+- :func:`bahdanau_step`                Part V: the previous state asks, the context enters the step
+- :func:`teacher_forcing`              Part V: true previous words in training, its own in use
+- :func:`transformer_layers`           Part III: the whole Transformer, residuals drawn, N× stacked
+- :func:`attention_masks`              Part III: the causal mask and a padding mask, as matrices
+- :func:`tiled_scores`                 Part III: every score at once, or one block of keys at a time
+- :func:`kv_cache`                     Part III: one decoding step reads the cached keys and values
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def _words(words, name: str, most: int = 12) -> tuple[str, ...]:
 
 @plots.styled
 def self_attention_head(tokens=("all", "human", "beings", "are", "born", "free")):
-    """Part II's head: every position asks (rows), every other position answers; none answers
+    """Part IV's head: every position asks (rows), every other position answers; none answers
     itself.
     """
     tokens = _words(tokens, "tokens")
@@ -614,7 +614,7 @@ def dropping_a_step():
 
 @plots.styled
 def adam_iteration():
-    """One iteration of Part II's training: every sentence forward, the loss, the gradients
+    """One iteration of Part IV's training: every sentence forward, the loss, the gradients
     back, and Adam's step from its running means."""
     fig, ax = _canvas(2.7)
     boxes = [
@@ -801,7 +801,7 @@ def bahdanau_step(source=("the", "red", "fox"), target=("lo", "fuxo")):
         ax,
         0.2,
         2.95,
-        f"to write word 2 ('{target[1]}'), the state\nbefore it, s1, scores every h_j",
+        f"to write its second word ('{target[1]}'),\nthe state before it, s1, scores every h_j",
         colour=QUERY,
         va="center",
     )
@@ -916,6 +916,17 @@ def attention_masks(steps: int = 5, length: int = 3):
     return fig, alt
 
 
+_ORDINALS = {
+    2: "second",
+    3: "third",
+    4: "fourth",
+    5: "fifth",
+    6: "sixth",
+    7: "seventh",
+    8: "eighth",
+}
+
+
 @plots.styled
 def kv_cache(steps: int = 4):
     """One decoding step with the key-value cache: the newest word's query reads every key
@@ -923,8 +934,8 @@ def kv_cache(steps: int = 4):
     steps = checks.integer(steps, "steps", 2, 8)
     fig, ax = _canvas(3.15)
     cell = 0.3
-    _text(ax, 0.1, 2.85, f"step {steps}: only the newest word is computed", weight="bold")
-    _box(ax, 0.1, 1.35, 1.25, 0.45, f"word {steps}", plots.NEUTRAL, size=SMALL)
+    _text(ax, 0.1, 2.85, f"the {_ORDINALS[steps]} word: only the newest is computed", weight="bold")
+    _box(ax, 0.1, 1.35, 1.25, 0.45, "newest word", plots.NEUTRAL, size=SMALL)
     _arrow(ax, (1.37, 1.57), (1.75, 1.57))
     _vector(ax, 1.8, 1.45, [0.7, -0.4, 0.9], QUERY, cell=cell)
     _text(ax, 1.8 + 1.5 * cell, 1.85, "its q", ha="center", colour=QUERY)
@@ -949,15 +960,15 @@ def kv_cache(steps: int = 4):
     _text(ax, 2.05, 2.35, "q meets every key", colour=QUERY, ha="center")
     _arrow(ax, (3.2 + steps * (cell + 0.06) / 2, 1.88), (3.2 + steps * (cell + 0.06) / 2, 1.57))
     _text(ax, right + 0.1, 1.72, "the weights\nread the values", va="center", size=SMALL)
-    _text(ax, 0.1, 0.45, f"each row: {steps - 1} kept from earlier steps, 1 new (outlined)")
+    _text(ax, 0.1, 0.45, f"each row: {steps - 1} kept from the earlier words, 1 new (outlined)")
     memory = "the memory's keys and values are projected once, before the first step"
     _text(ax, 0.1, 0.15, memory, colour=WEIGHT)
     alt = (
-        f"Decoding step {steps} with a key-value cache. Only the newest word is pushed through "
-        f"the decoder: its query meets a row of {steps} cached keys and {steps} cached values, "
-        f"of which {steps - 1} were kept from the earlier steps and one, outlined, was appended "
-        "at this step. The cross-attention's keys and values of the memory are projected once, "
-        "before the first step."
+        f"Decoding the {_ORDINALS[steps]} word with a key-value cache. Only the newest word is "
+        f"pushed through the decoder: its query meets a row of {steps} cached keys and {steps} "
+        f"cached values, of which {steps - 1} were kept from the earlier words and one, "
+        "outlined, was appended at this step. The cross-attention's keys and values of the "
+        "memory are projected once, before the first step."
     )
     return fig, alt
 

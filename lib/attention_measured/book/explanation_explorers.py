@@ -1,4 +1,4 @@
-"""Part V's explorers: one example's rankings against its true cause, for any model and method.
+"""Part VI's explorers: one example's rankings against its true cause, for any model and method.
 
 Each only draws and describes what :mod:`attention_measured.experiments.registry` and
 :mod:`attention_measured.measures.explanations` compute, and hands the two to

@@ -1,4 +1,4 @@
-"""Explorers of the flavours of attention (Part III): each flavour on one example
+"""Explorers of the flavours of attention (Part V): each flavour on one example
 (:func:`flavour_report`), one head or two (:func:`head_report`), steps shuffled through the order
 readers (:func:`order_report`), and the hops of a memory network (:func:`hop_report`)."""
 
@@ -28,7 +28,7 @@ FLAVOUR_EXAMPLE = 0  # the held-out example section 4's explorer shows every fla
 
 
 def flavour_report(flavour: str, seeds=(0,), example: int = FLAVOUR_EXAMPLE) -> dict:
-    """One flavour, trained from each seed, on one held-out example of Part I (Part III, section
+    """One flavour, trained from each seed, on one held-out example of Part I (Part V, section
     4).
 
     Returns the example's "readings", "marker" and "label", and per seed its "weights" and

@@ -217,7 +217,7 @@ def heatmap(
     colorbar: bool = True,
     vmax: float | None = 1.0,
 ) -> None:
-    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part II)."""
+    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part IV)."""
     colorbar = checks.flag(colorbar, "colorbar")
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=9)
@@ -233,7 +233,7 @@ def heatmap(
 @styled
 def matrices(named: dict, tokens, per_row: int = 3, digits: int = 2):
     """Small matrices drawn as labelled grids with their numbers written in, ``per_row`` to a
-    row (Part II's three tokens, Part III's worked example of self-attention); on a phone,
+    row (Part IV's three tokens, Part II's worked example of self-attention); on a phone,
     two to a row.
 
     named: ``{title: (n, k) array}``, each with one row per token; tokens: the n row labels, used
@@ -296,7 +296,7 @@ def strips(
     ax, values: dict[str, np.ndarray], xlabel: str, highlight=(0, 1), value_range=(0, 1)
 ) -> None:
     """One row of dots per name (each (seeds,)), the seeds at positions ``highlight`` in the run
-    colours (Part III).
+    colours (Part V).
     """
     names = list(values)
     for row, name in enumerate(names):

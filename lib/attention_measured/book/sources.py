@@ -7,9 +7,9 @@ first page of the Part that uses each):
   :data:`LESSON_PRINTED`; :func:`lesson_side_by_side` sets them beside what
   :func:`attention_measured.experiments.marked_step_runs.summary` computes;
 - the "Dictionary of Applied Machine Learning" entry "attention" and its
-  Python demo (Part II), which prints an initial loss of 4.5846 and a final
+  Python demo (Part IV), which prints an initial loss of 4.5846 and a final
   loss of 0.0000 (:data:`DEMO_PRINTED`);
-- the article "Craft your own Attention layer in 6 lines" (Part III), whose
+- the article "Craft your own Attention layer in 6 lines" (Part V), whose
   claims the book quotes where it tests them.
 
 The printed values are quoted exactly as the sources print them, to four
@@ -55,7 +55,7 @@ _FIELDS = {
 }
 
 
-# The demo's printed losses per predicted token (Part II, sections 3 and 4).
+# The demo's printed losses per predicted token (Part IV, sections 3 and 4).
 DEMO_PRINTED = {"initial loss": 4.5846, "final loss": 0.0000}
 
 

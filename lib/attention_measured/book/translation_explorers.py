@@ -1,4 +1,4 @@
-"""Part IV's explorers: a sentence pair with its alignment, one model's translation of a chosen
+"""Part III's explorers: a sentence pair with its alignment, one model's translation of a chosen
 sentence, and every model's accuracy at a chosen length.
 
 Each only draws and describes what :mod:`attention_measured.tasks.translation` and
@@ -52,7 +52,7 @@ def _checked_length(length: int) -> int:
 @plots.styled
 def render_pair(source):
     """The source words above their translation, a line from each target word to the source word
-    it translates (Part IV, the task)."""
+    it translates (Part III, the task)."""
     pair = translation.translate(source)
     n = len(pair.source)
     fig, ax = plots.figure(height=1.5)

@@ -1,5 +1,5 @@
 """Softmax, dropping steps, and scaled dot-product attention, with backward passes; masks,
-positions and several heads (Part III); attention one block of keys at a time (Part IV).
+positions and several heads (Part II); attention one block of keys at a time (Part III).
 
 Part I, section 2 derives these; section 4 uses :func:`drop_each_step`. Conventions (the same as
 torch's ``scaled_dot_product_attention``):
@@ -233,7 +233,7 @@ def scaled_dot_product_attention_backward(q, k, v, weights, grad_output):
 
 # heads, order
 def causal_mask(steps: int) -> np.ndarray:
-    """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part III,
+    """(steps, steps) boolean, True where query i may attend key j, i.e. j <= i (Part II,
     self-attention).
     """
     steps = checks.integer(steps, "steps", 1)
@@ -241,7 +241,7 @@ def causal_mask(steps: int) -> np.ndarray:
 
 
 def padding_mask(lengths, steps: int) -> np.ndarray:
-    """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part III,
+    """(N, 1, steps) boolean, True for the first lengths[i] steps of sequence i (Part II,
     self-attention).
     """
     steps = checks.integer(steps, "steps", 1)
@@ -253,7 +253,7 @@ def padding_mask(lengths, steps: int) -> np.ndarray:
 
 def sinusoidal_positions(steps: int, size: int) -> np.ndarray:
     """Vaswani et al.'s positional encodings (steps, size): sin on even columns, cos on odd ones
-    (Part III, order).
+    (Part II, order).
 
     Column pair (2i, 2i+1) turns at the frequency 1 / 10000^(2i / size).
     """
@@ -282,7 +282,7 @@ def _project(x: np.ndarray, W: np.ndarray) -> np.ndarray:
 
 def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
     """(..., n, H·dh) -> (..., H, n, dh): each head's block of columns as its own sequence
-    (Part III, several heads)."""
+    (Part II, several heads)."""
     x = checks.array(x, "x", finite=False, copy=False)  # a reshape: its numbers are not read
     heads = checks.integer(heads, "heads", 1)
     if x.ndim < 2 or x.shape[-1] % heads:
@@ -291,7 +291,7 @@ def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
 
 
 def merge_heads(x: np.ndarray) -> np.ndarray:
-    """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part III, several
+    """(..., H, n, dh) -> (..., n, H·dh), undoing :func:`split_heads` (Part II, several
     heads)."""
     x = checks.array(x, "x", finite=False, copy=False)
     if x.ndim < 3:
@@ -359,14 +359,14 @@ def _heads_qkv(queries, keys, W_Q, W_K, W_V, heads, biases):
 def multi_head_attention(
     queries, keys, W_Q, W_K, W_V, W_O, heads: int, mask=None, biases=None, kept=None
 ):
-    """Multi-head attention with explicit projections (Part III, several heads).
+    """Multi-head attention with explicit projections (Part II, several heads).
 
     queries: (..., n, d_in); keys: (..., m, d_in), which also give the values; W_Q, W_K: (d_in,
     H·dk); W_V: (d_in, H·dv); W_O: (H·dv, d_out); mask: boolean, broadcastable to (..., n, m),
     True where a query may attend. The columns of each projection are split into ``heads``
     blocks; head h runs :func:`scaled_dot_product_attention` on its block, the heads' outputs
     are concatenated and multiplied by W_O.  ``biases``, optional, are (b_q, b_k, b_v, b_o),
-    added after each projection (Part IV's layers have them, as torch's do).  ``kept``, optional,
+    added after each projection (Part III's layers have them, as torch's do).  ``kept``, optional,
     an empty dict that receives the heads' projected queries, keys and values and their outputs
     before W_O, for :func:`multi_head_attention_backward` to read instead of computing them
     again, as training does.  Returns ``(output (..., n, d_out), weights (..., H, n, m))``.
@@ -453,7 +453,7 @@ def multi_head_attention_backward(
 
 def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
     """:func:`scaled_dot_product_attention`'s output, computed one block of keys at a time
-    (Part IV, what attention costs).
+    (Part III, what attention costs).
 
     q: (..., n, d), k: (..., m, d), v: (..., m, dv), mask: boolean broadcastable to (..., n, m),
     True where a query may attend; block: how many keys each step reads.  Returns the output

@@ -3,8 +3,8 @@
 - :func:`sigmoid`                 the logistic function, its argument clipped to ±30
 - :func:`binary_cross_entropy`    mean −log p of the true label, for logits (N,) and labels 0/1
 - :func:`log_softmax`, :func:`softmax_cross_entropy`  for rows of logits over V classes
-- :func:`softmax_and_summed_cross_entropy`  both of Part II's at once, from one exponential
-- :func:`squared_error_and_gradient`  mean squared error, for regression (Part III's addition)
+- :func:`softmax_and_summed_cross_entropy`  both of Part IV's at once, from one exponential
+- :func:`squared_error_and_gradient`  mean squared error, for regression (Part V's addition)
 
 Each ``*_and_gradient`` function returns the loss it reports together with the gradient of
 exactly that loss, so a backward pass never differentiates one quantity while the page prints
@@ -110,7 +110,7 @@ def softmax_cross_entropy(logits, targets) -> tuple[np.ndarray, np.ndarray]:
 
 def softmax_and_summed_cross_entropy(logits, targets) -> tuple[np.ndarray, float]:
     """(softmax of logits (N, V) over the last axis, the summed cross-entropy −Σ_i log
-    softmax(logits)[i, target_i]) for integer targets (N,) (Part II, section 2).
+    softmax(logits)[i, target_i]) for integer targets (N,) (Part IV, section 2).
 
     The same floats, to the last bit, as :func:`attention_measured.core.attention.softmax` and
     :func:`log_softmax` computed apart (a test holds them equal), from one exponential and one

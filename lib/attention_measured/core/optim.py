@@ -65,7 +65,7 @@ class GradientDescent:
 
 
 class Adam:
-    """Adam with bias correction (Kingma & Ba); Part II, section 3 derives the update.
+    """Adam with bias correction (Kingma & Ba); Part IV, section 3 derives the update.
 
     One first and one second moment per number, kept here; :meth:`step` updates the parameter
     arrays in place, with bias correction for the 1-based iteration count.
@@ -111,7 +111,7 @@ class Adam:
         }
 
     def step(self, grads, divisor: float = 1) -> None:
-        """One update with the gradient grads / divisor (Part II averages over sentences this
+        """One update with the gradient grads / divisor (Part IV averages over sentences this
         way)."""
         _checked_grads(grads, self.arrays)
         if not checks.trusting():

@@ -74,8 +74,8 @@ class Params(dict):
 def fan_in_normal(rng: np.random.RandomState, *shape: int, fan_in: int | None = None) -> np.ndarray:
     """Initial weights of ``shape``: normal with standard deviation 1/sqrt(``fan_in``), the number
     of inputs each output sums.  By default the last axis is the input, as in torch's (out, in)
-    weights (Part III's scores and Part IV's recurrent models); a weight that multiplies from the
-    right, x W with W (in, out), names its first axis (Part III's heads and order readers)."""
+    weights (Part V's scores and recurrent models); a weight that multiplies from the
+    right, x W with W (in, out), names its first axis (Part II's heads and order readers)."""
     checks.random_state(rng)
     shape = tuple(checks.integer(n, "shape", 1) for n in shape)
     if not shape:

@@ -2,7 +2,7 @@
 
 A model is any object with ``init(seed) -> Params`` and ``loss_and_grads(params, data[,
 targets]) -> (loss, grads)``; :func:`fit` runs full-batch steps of an optimiser on it.  A model
-that draws random choices while it trains (Part III's hard attention) says so with ``draws =
+that draws random choices while it trains (Part V's hard attention) says so with ``draws =
 True`` and then takes ``rng`` and ``baseline`` keywords: the loop gives it a RandomState of its
 own and a running mean of its losses as the REINFORCE baseline.
 
@@ -129,7 +129,7 @@ def trained(
 ) -> Trained:
     """``model``'s parameters drawn from ``seed`` and trained by :func:`fit`: a
     :class:`Trained`.  ``draws_seed`` seeds the draws of a model with ``draws = True``: by
-    default the same for every ``seed``, so that Part IV's translators see the same batches.
+    default the same for every ``seed``, so that Part III's translators see the same batches.
 
     Remembered: the same call returns a fresh copy of the same result.
     """

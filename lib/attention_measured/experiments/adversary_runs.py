@@ -1,4 +1,4 @@
-"""Part V, section 2: Wiegreffe and Pinter's adversarial training (2019, section 4).
+"""Part VI, section 2: Wiegreffe and Pinter's adversarial training (2019, section 4).
 
 Jain and Wallace's adversary changes the weights of one example and leaves the model alone.
 Wiegreffe and Pinter train a whole model instead: the base model's architecture, trained on
@@ -16,7 +16,7 @@ Where the book differs from their code (sarahwie/attention, ``model/Binary_Class
   their ``batch_tvd`` sums ½|p − p_base| over the positive class only, half of it, so their λ
   is half the book's for the same balance;
 - losses are means over the training set, full batch, where theirs are sums over batches;
-  every adversary takes Part III's 400 full-batch Adam steps of size 0.05, Part I's network
+  every adversary takes Part V's 400 full-batch Adam steps of size 0.05, Part I's network
   too (whose own training is gradient descent: on a loss with |p − p_base| in it, its steps of
   0.6 overshoot);
 - the adversary starts from the base's trained weights, not a fresh draw: on this task a fresh
@@ -30,7 +30,7 @@ KL's logarithms are of a + 1e-10, as in their ``kld``, so a step the base gives 
 a finite amount.  :func:`adversary` trains one, remembered; :func:`report` measures it on the
 held-out sequences; any model of the book's protocol with a ``backward`` that takes a gradient
 for its weights can be trained so; :data:`MODELS` names the models it runs on (Part I's
-network and the flavours of Part III, section 4, all on Part I's task).
+network and the flavours of Part V, section 4, all on Part I's task).
 """
 
 from __future__ import annotations

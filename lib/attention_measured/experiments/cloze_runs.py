@@ -1,4 +1,4 @@
-"""Part II's trainings of the cloze head and what they show (Part II, sections 3 and 4).
+"""Part IV's trainings of the cloze head and what they show (Part IV, sections 3 and 4).
 
 :func:`train` is the demo's training (full-batch Adam, 4000 iterations), remembered;
 :func:`write_csvs` writes the demo's two CSV files.  :func:`heldout_experiment` trains on folds

@@ -1,4 +1,4 @@
-"""Part V, the closing table: every model of the book through every measure, over its seeds.
+"""Part VI, the closing table: every model of the book through every measure, over its seeds.
 
 :func:`card` runs :func:`~.explanations.scorecard` on one model and seed.  The whole sweep
 (:func:`sweep`, every model of :data:`~.registry.MODELS` on each of its seeds, 166 cards and 23
@@ -25,7 +25,7 @@ FILE = Path(__file__).with_name("explanation_runs.json")
 
 ADVERSARIAL_TRAINING = (
     "Wiegreffe and Pinter's adversary trains the model again; the book trains it for the models "
-    "of Part I's task (Part I's network and the flavours of Part III, section 4)"
+    "of Part I's task (Part I's network and the flavours of Part V, section 4)"
 )
 
 

@@ -1,5 +1,5 @@
 """Every flavour of attention trained on the book's small tasks, and what each page measures
-(Part III, sections 1 to 4): readers on the marked step (:func:`reader_run`,
+(Part V, sections 1 to 4): readers on the marked step (:func:`reader_run`,
 :func:`side_by_side`), on the addition problem (:func:`addition_scores`), the hierarchical reader
 on documents (:func:`document_measures`) and the aligners on reversal (:func:`alignment`)."""
 

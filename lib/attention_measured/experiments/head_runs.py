@@ -1,4 +1,4 @@
-"""One head against two on the two-pattern task (Part III, section 6): the data, the settings and
+"""One head against two on the two-pattern task (Part II, section 2): the data, the settings and
 the remembered trainings."""
 
 from __future__ import annotations

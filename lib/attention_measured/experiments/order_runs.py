@@ -1,4 +1,4 @@
-"""Order with and without positional encodings (Part III, section 7): the data, the trainings and
+"""Order with and without positional encodings (Part II, section 3): the data, the trainings and
 what they measure."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every model of the book by name: its trained runs, and the examples each is explained on
-(Part V).
+(Part VI).
 
 :data:`MODELS` names every model that has attention to explain, with its family and its seeds;
 :func:`subjects` builds the :class:`~.explanations.Subject` of any of them by name and seed.  A
@@ -8,12 +8,12 @@ the task knows, not the model: which trained run, which held-out examples, which
 weights explains each example, and the true cause of each, known by construction:
 
 - :func:`single_query_subject`  Part I's network: the marked step (section 5's 100 seeds);
-- :func:`flavour_subject`       Part III, section 4: each flavour on Part I's task;
-- :func:`heads_subject`         Part III, section 6: one head of the one- or two-head model;
-- :func:`memory_subject`        Part III, section 8: the supporting fact of a story;
-- :func:`cloze_subjects`        Part II: no step of the sentence is the cause (see
+- :func:`flavour_subject`       Part V, section 4: each flavour on Part I's task;
+- :func:`heads_subject`         Part II, section 2: one head of the one- or two-head model;
+- :func:`memory_subject`        Part V, section 5: the supporting fact of a story;
+- :func:`cloze_subjects`        Part IV: no step of the sentence is the cause (see
                                 :data:`CLOZE_NO_TRUTH`);
-- :func:`translation_subjects`  Part IV: the source word each target word translates.
+- :func:`translation_subjects`  Parts III and V: the source word each target word translates.
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ def single_query_subject(seed: int = SINGLE_QUERY_SEEDS[0]) -> Subject:
     return Subject(model, params, heldout.inputs, truth=heldout.markers, name=name)
 
 
-# ------------------------------------------------------------------ Part III
+# ------------------------------------------------------------------ Part V
 def flavour_subject(flavour: str, seed: int = 0) -> Subject:
-    """One flavour of Part III, section 4, trained from ``seed`` on Part I's task, on its 180
+    """One flavour of Part V, section 4, trained from ``seed`` on Part I's task, on its 180
     held-out sequences.  Local-p's weights are explained as shares of their total (its
     Gaussian window leaves them summing to less than 1)."""
     model, params, _ = flavour_runs.reader_run(flavour, seed)
@@ -87,7 +87,7 @@ def flavour_subject(flavour: str, seed: int = 0) -> Subject:
 
 
 def heads_subject(choice: str, seed: int = 0) -> Subject:
-    """One head (``choice`` in :data:`~.head_runs.HEAD_CHOICES`) of Part III, section 6's
+    """One head (``choice`` in :data:`~.head_runs.HEAD_CHOICES`) of Part II, section 2's
     models on its 180 held-out sequences.  The other head, if any, keeps its own weights
     throughout: a change reaches only the head explained."""
     heads, head = head_runs.HEAD_CHOICES[checks.choice(choice, "choice", head_runs.HEAD_CHOICES)]
@@ -98,7 +98,7 @@ def heads_subject(choice: str, seed: int = 0) -> Subject:
 
 
 def memory_subject(seed: int = 0) -> Subject:
-    """Part III, section 8's one-hop memory network on its 500 one-fact test stories; the true
+    """Part V, section 5's one-hop memory network on its 500 one-fact test stories; the true
     cause is the supporting fact.  Each story fills every slot, so every step is real."""
     model, params, _ = story_runs.memory_run(1, 1, seed)
     test = story_runs.memory_data(1)[1]
@@ -106,15 +106,15 @@ def memory_subject(seed: int = 0) -> Subject:
     return Subject(model, params, stories.encode(test), row=0, truth=test.facts[:, 0], name=name)
 
 
-# ------------------------------------------------------------------ Part II
+# ------------------------------------------------------------------ Part IV
 CLOZE_NO_TRUTH = (
-    "the head names a token from its own query, built from that very token (Part II, section "
+    "the head names a token from its own query, built from that very token (Part IV, section "
     "4), so no other token of the sentence is the cause to be found"
 )
 
 
 def cloze_subjects(seed: int = 0) -> list[Subject]:
-    """Part II's head (the book's "token" query) trained from ``seed`` on the 16 sentences,
+    """Part IV's head (the book's "token" query) trained from ``seed`` on the 16 sentences,
     explained at every position of every sentence: one Subject per sentence, each position an
     example whose steps are the sentence's other tokens (a token may not attend to itself).  No
     truth: see :data:`CLOZE_NO_TRUTH`."""
@@ -131,12 +131,12 @@ def cloze_subjects(seed: int = 0) -> list[Subject]:
     return out
 
 
-# ------------------------------------------------------------------ Part IV
+# ------------------------------------------------------------------ Part III
 TRANSLATION_LENGTHS = (6, 10, 14)  # the test lengths explained: short, middle, trained-longest
 
 
 def translation_subjects(name: str, seed: int = 0, lengths=TRANSLATION_LENGTHS) -> list[Subject]:
-    """A Part IV model (``name`` in :data:`~.translation_runs.MODELS`, with attention) trained
+    """A translator (``name`` in :data:`~.translation_runs.MODELS`, with attention) trained
     from ``seed``, explained at every word of the 20 test sentences of each of ``lengths``,
     under teacher forcing: one Subject per length, the true cause of each word the source word
     it translates.  The Transformer's weights cannot be replaced (its ``cannot``); its encoder's
@@ -162,7 +162,7 @@ def translation_subjects(name: str, seed: int = 0, lengths=TRANSLATION_LENGTHS) 
 
 
 # ------------------------------------------------------------------ every model, by name
-FAMILIES = ("Part I", "Part II", "Part III, flavours", "Part III, heads and memory", "Part IV")
+FAMILIES = ("marked step", "cloze head", "flavours", "heads and memory", "translators")
 
 
 @dataclass(frozen=True)
@@ -175,25 +175,25 @@ class Entry:
 
 
 def _models() -> dict[str, Entry]:
-    models = {"Part I network": Entry("Part I", SINGLE_QUERY_SEEDS, single_query_subject)}
-    models["UDHR head"] = Entry("Part II", SEEDS, cloze_subjects)
+    models = {"Part I network": Entry("marked step", SINGLE_QUERY_SEEDS, single_query_subject)}
+    models["UDHR head"] = Entry("cloze head", SEEDS, cloze_subjects)
     for flavour in flavour_runs.SIDE_BY_SIDE:
         explain = functools.partial(flavour_subject, flavour)
-        models[flavour] = Entry("Part III, flavours", SEEDS, explain)
+        models[flavour] = Entry("flavours", SEEDS, explain)
     for choice in head_runs.HEAD_CHOICES:
         explain = functools.partial(heads_subject, choice)
-        models[choice] = Entry("Part III, heads and memory", SEEDS, explain)
-    models["memory network"] = Entry("Part III, heads and memory", SEEDS, memory_subject)
+        models[choice] = Entry("heads and memory", SEEDS, explain)
+    models["memory network"] = Entry("heads and memory", SEEDS, memory_subject)
     for name in translation_runs.ARCHITECTURES:
         if name != "fixed context":
             explain = functools.partial(translation_subjects, name)
-            models[name] = Entry("Part IV", SEEDS, explain)
+            models[name] = Entry("translators", SEEDS, explain)
     return models
 
 
 MODELS = _models()  # {name: Entry}
 NO_ATTENTION = {  # the book's models that have no weights to explain, and why
-    "fixed context": "Part IV's fixed-context encoder-decoder has no attention weights: every "
+    "fixed context": "Part V's fixed-context encoder-decoder has no attention weights: every "
     "word reads the same last encoder state"
 }
 

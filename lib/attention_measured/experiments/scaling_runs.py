@@ -1,5 +1,5 @@
 """Why scores are divided by sqrt(d): the softmax of random queries and keys at initialisation,
-with and without the division (Part III, section 5)."""
+with and without the division (Part II, section 1)."""
 
 from __future__ import annotations
 

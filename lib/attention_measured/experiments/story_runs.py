@@ -1,4 +1,4 @@
-"""Memory networks of one to three hops on stories of one and two facts (Part III, section 8): the
+"""Memory networks of one to three hops on stories of one and two facts (Part V, section 5): the
 data, the trainings and what each hop looks at."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Part IV's translators side by side on the translation task: trained runs, accuracy against
+"""The translators side by side on the translation task: trained runs, accuracy against
 sentence length (greedy and beam search, exact match, word accuracy and BLEU), and alignments
-(Part IV, the encoder-decoder, the Transformer and decoding).
+(Part III, the Transformer and decoding; Part V, the recurrent encoder-decoders).
 
 Every model trains for the same 300 Adam steps of 32 sentences, drawn in the same order, on
 the same 1800 sentences of 5 to 22 words (:func:`~attention_measured.tasks.translation.book_data`);
@@ -33,12 +33,24 @@ TRANSFORMERS = {
     "Transformer, padded batches": {"mixed": True},
 }
 
+# stacks of layers, post-norm and pre-norm, for Part III's section on depth
+STACKS = {
+    "Transformer, 2 layers": {"layers": 2},
+    "Transformer, 2 layers, pre-norm": {"layers": 2, "norm_first": True},
+    "Transformer, 6 layers": {"layers": 6},
+    "Transformer, 6 layers, pre-norm": {"layers": 6, "norm_first": True},
+}
+TRANSFORMERS.update(STACKS)
+
 
 MODELS = KINDS + tuple(TRANSFORMERS)
 
 
-# the models that differ in how they are built, not in how they are fed (Part V explains these)
-ARCHITECTURES = tuple(name for name in MODELS if name != "Transformer, padded batches")
+# the one-layer models that differ in how they are built, not in how they are fed: the ones
+# Part VI explains (its sweep leaves out the padded batches and the deeper stacks)
+ARCHITECTURES = tuple(
+    name for name in MODELS if name != "Transformer, padded batches" and name not in STACKS
+)
 
 
 RECURRENT_SIZES = {"embedding": 16, "hidden": 32, "units": 16, "batch": 32}
@@ -62,7 +74,7 @@ def book_model(model: str):
     name = checks.choice(model, "model", MODELS)
     vocabularies = len(translation.SOURCE_WORDS), len(translation.TARGET_WORDS)
     if name in TRANSFORMERS:
-        return Transformer(*vocabularies, **TRANSFORMER_SIZES, **TRANSFORMERS[name])
+        return Transformer(*vocabularies, **{**TRANSFORMER_SIZES, **TRANSFORMERS[name]})
     return EncoderDecoder(name, *vocabularies, **RECURRENT_SIZES)
 
 

@@ -3,7 +3,7 @@
 A full-batch training step makes arrays of the same shapes every time.  Allocating them afresh
 is cheap only while the allocator keeps the memory between steps; glibc, in a fresh process,
 gives a block of more than 128 KB back to the system as soon as it is freed, and trims the top
-of its heap, so every step pays page faults to get its memory again: Part III's trainings of
+of its heap, so every step pays page faults to get its memory again: Part II's trainings of
 several heads spent half their time in page faults (2.8 times as long).  :func:`keep_freed_memory`,
 called once when the package is imported, sets glibc's two thresholds so that freed memory below
 32 MB stays with the process.  With it, the models are written plainly, every step allocating

@@ -1,6 +1,6 @@
 """One BLAS thread for the book's small matrix products (every Part).
 
-The book's matrices are tiny: Part I's have an inner dimension of 2, Part II's of 24.  Splitting
+The book's matrices are tiny: Part I's have an inner dimension of 2, Part IV's of 24.  Splitting
 such a product over threads costs more than it saves, and when another process holds a core,
 OpenBLAS's threads wait for each other: the 100-seed sweep of Part I took 1.9 s on one thread
 and 8.1 s on two beside a busy core.  The training loops therefore run with one BLAS thread,

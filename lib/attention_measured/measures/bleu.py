@@ -1,4 +1,4 @@
-"""BLEU of translations against references, by sacrebleu (Part IV)."""
+"""BLEU of translations against references, by sacrebleu (Part III)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from ..tasks.translation import TARGET_WORDS, decode_target
 def bleu(outputs, references) -> float:
     """Corpus-level BLEU (Papineni et al. 2002) of output ids (N, n) against reference ids
     (N, n'), each read up to its first </s>, by sacrebleu's standard settings: 0 to 100
-    (Part IV, decoding)."""
-    import sacrebleu  # imported here: it takes a moment, and only Part IV scores with it
+    (Part III, decoding)."""
+    import sacrebleu  # imported here: it takes a moment, and only the translators score with it
 
     outputs = checks.integers(outputs, "outputs", 0, len(TARGET_WORDS) - 1)
     references = checks.integers(references, "references", 0, len(TARGET_WORDS) - 1)

@@ -1,4 +1,4 @@
-"""What a trained cloze head recalls (Part II, section 4): how often it names the hidden token
+"""What a trained cloze head recalls (Part IV, section 4): how often it names the hidden token
 (:func:`top1_accuracy`), and when its queries come from the wrong token (:func:`swapped_top1`);
 how its loss spikes (:func:`loss_spikes`); and three guessers that use no attention, the
 baselines (:func:`most_frequent_token`, :func:`positional_guesses`,

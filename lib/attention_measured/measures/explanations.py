@@ -1,5 +1,5 @@
-"""Part V's measures: is attention an explanation?  Each test of the literature, written once, on
-arrays, so that every model of the book can be put through it (Part V, the measures).
+"""Part VI's measures: is attention an explanation?  Each test of the literature, written once, on
+arrays, so that every model of the book can be put through it (Part VI, the measures).
 
 The measures that need only a model's importances and, where a decision is involved, a
 function that re-runs the model:
@@ -65,7 +65,7 @@ def _truth(truth, importance: np.ndarray) -> np.ndarray:
 
 
 def rank_of_truth(importance, truth) -> np.ndarray:
-    """Where the true cause falls in each example's ranking (Part V): (N,) ints, 0 = first.
+    """Where the true cause falls in each example's ranking (Part VI): (N,) ints, 0 = first.
 
     importance: (N, T); truth: (N,) the step that decides each example.  A tie counts against
     the method: the rank is the number of other steps at least as important as the truth.
@@ -504,7 +504,7 @@ STEP = 1e-4  # the finite-difference step of the gradient methods
 
 class Subject:
     """A trained model and the examples it is explained on, behind the one interface every
-    measure above takes (Part V).  Any model of the book's protocol (:mod:`~.protocol`) can be
+    measure above takes (Part VI).  Any model of the book's protocol (:mod:`~.protocol`) can be
     a subject: the Subject runs it through ``forward`` with its three changes, and needs nothing
     written for the model.
 
@@ -837,7 +837,7 @@ MEASURES = {
 
 
 def scorecard(subjects, seed: int = 0) -> dict:
-    """Every measure of this module on one trained model (Part V, the closing table).
+    """Every measure of this module on one trained model (Part VI, the closing table).
 
     subjects: a :class:`Subject`, or a list of them (one model on examples of several lengths),
     whose examples are pooled.  Returns {"values": {name: float}, "cannot": {name: reason}}:

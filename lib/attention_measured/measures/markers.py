@@ -1,6 +1,6 @@
 """Where the weights fall against the marked step, and what dropping steps does there (Part I,
-sections 3 and 4; Part III, sections 4 and 6), for any model of the book's protocol on a task
-with a marked step.
+sections 3 and 4; Part II, section 2; Part V, section 4), for any model of the book's protocol on
+a task with a marked step.
 
 :func:`accuracy`, :func:`marker_weight` (the mean weight on the marked step and the share of
 examples whose heaviest step it is) and :func:`causality` (agreement between the heaviest step
@@ -119,7 +119,7 @@ def eight_numbers(model, params, train_set, heldout) -> list[dict]:
 
 
 def measure(model, params, data) -> dict[str, float]:
-    """Part III's four numbers of one model on one held-out set (section 4): accuracy (of the
+    """Part V's four numbers of one model on one held-out set (section 4): accuracy (of the
     probability against 0.5), weight on the marker, hit rate, agreement."""
     data = _data(_model(model, params) and data)
     own = model.forward(params, data.inputs)

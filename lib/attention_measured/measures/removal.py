@@ -9,7 +9,7 @@ does.
                            whose removal moves the output most
 
 A model may compute the same pair faster, in closed form, as its own ``removal_effects`` method
-(Part I's network, Part II's head, several heads); its tests hold it equal to this one.
+(Part I's network, Part IV's head, several heads); its tests hold it equal to this one.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..models.protocol import Output
 
 def output_of(model, out: Output) -> np.ndarray:
     """What the removal test reads of an output: the probability of label 1 for a model whose
-    output is a logit, the value itself for a regression (Part III's addition problem)."""
+    output is a logit, the value itself for a regression (Part V's addition problem)."""
     if not isinstance(out, Output):
         raise TypeError(f"out must be the Output of the model's forward pass, got {out!r}")
     kind = getattr(model, "output_kind", None)

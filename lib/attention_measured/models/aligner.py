@@ -1,5 +1,5 @@
 """One learned query per output position over the source steps: the model of the alignment task
-(Part III, section 3), soft or hard (steps drawn from the weights, trained by REINFORCE), with
+(Part V, section 3), soft or hard (steps drawn from the weights, trained by REINFORCE), with
 :func:`gradient_noise`, how noisy REINFORCE's estimate is against the exact gradient."""
 
 from __future__ import annotations

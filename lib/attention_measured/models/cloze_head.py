@@ -1,4 +1,4 @@
-"""One self-attention head trained as an associative memory on the cloze task (Part II, sections
+"""One self-attention head trained as an associative memory on the cloze task (Part IV, sections
 2 and 4).
 
 Q = (E[x], m or P) W_Q, K = E[x] W_K, V = E[x] W_V; A = softmax(Q Kᵀ / sqrt(d)) over the other

@@ -1,4 +1,4 @@
-"""Reading a translation out of a trained model: greedy decoding and beam search (Part IV,
+"""Reading a translation out of a trained model: greedy decoding and beam search (Part III,
 decoding).
 
 A translator gives, at each step, scores for the next word given the words so far.  Greedy

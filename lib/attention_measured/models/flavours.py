@@ -1,4 +1,4 @@
-"""Part III: the flavours of attention, each implemented once behind one interface.
+"""Part V: the flavours of attention, each implemented once behind one interface.
 
 Every flavour turns hidden states into weights in the same three stages:
 
@@ -13,7 +13,7 @@ stages and
 :func:`attend_backward` undoes them; every flavour has ``scores`` and
 ``scores_backward``, and a finite-difference test proves each.
 
-Flavours (section of Part III that explains each):
+Flavours (section of Part V that explains each):
 
 - :class:`MeanPooling`    constant scores, the baseline (section 1)
 - :class:`FeedForward`    Raffel & Ellis 2015, e = tanh(w·h + b) (section 1)
@@ -601,7 +601,7 @@ def scores_backward(flavour: Flavour, p, h, s, att: Attention, grad_scores):
     """The gradients of ``flavour``'s scores alone, from grad_scores (N, n, m), for a pass of
     :func:`attend` that gave ``att``: (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n,
     S) or None).  For a training that does not differentiate the weights (hard attention's
-    REINFORCE, Part III, section 3)."""
+    REINFORCE, Part V, section 3)."""
     if not isinstance(flavour, Flavour):
         raise TypeError(f"flavour must be a Flavour (flavours.make), got {type(flavour).__name__}")
     if not isinstance(att, Attention):
@@ -614,7 +614,7 @@ def scores_backward(flavour: Flavour, p, h, s, att: Attention, grad_scores):
 
 def attend_backward(flavour: Flavour, p, h, s, att: Attention, grad_context, grad_weights=None):
     """Gradients of :func:`attend`, given the gradient of the context (N, n, D), and of the
-    weights themselves (N, n, m) when a loss reads them (Part V, section 2's adversary).
+    weights themselves (N, n, m) when a loss reads them (Part VI, section 2's adversary).
 
     Returns (parameter gradients: dict, grad_h (N, m, D), grad_s (N, n, S) or None).
     """

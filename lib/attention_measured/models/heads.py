@@ -1,4 +1,4 @@
-"""A learned query reads the steps through multi-head attention (Part III, section 6), with each
+"""A learned query reads the steps through multi-head attention (Part II, section 2), with each
 head's pieces apart (:meth:`HeadsReader.head_parts`) and the removal test one head at a time
 (:meth:`HeadsReader.removal_effects`)."""
 

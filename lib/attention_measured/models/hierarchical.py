@@ -1,4 +1,4 @@
-"""Yang et al.'s hierarchical attention without its recurrent encoders (Part III, section 2): a
+"""Yang et al.'s hierarchical attention without its recurrent encoders (Part V, section 2): a
 context vector pools each sentence's words, a second pools the sentences."""
 
 from __future__ import annotations

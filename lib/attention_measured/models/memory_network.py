@@ -1,4 +1,4 @@
-"""Sukhbaatar et al.'s end-to-end memory network with hops (Part III, section 8): stored
+"""Sukhbaatar et al.'s end-to-end memory network with hops (Part V, section 5): stored
 sentences as bags of words, a question that reads them once per hop."""
 
 from __future__ import annotations

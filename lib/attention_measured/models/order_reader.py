@@ -1,5 +1,5 @@
 """Self-attention over token embeddings with or without positional encodings, then the mean
-(Part III, section 7): the model that shows what attention cannot see without positions."""
+(Part II, section 3): the model that shows what attention cannot see without positions."""
 
 from __future__ import annotations
 

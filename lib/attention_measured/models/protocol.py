@@ -4,7 +4,7 @@ A model is an object with three methods:
 
 - ``init(seed) -> Params``: its initial parameters, drawn from ``seed``;
 - ``forward(params, inputs, *, keep=None, weights=None, scale=None) -> Output``: the model on
-  a batch of examples, with any of three changes (Part I, section 4, and Part V):
+  a batch of examples, with any of three changes (Part I, section 4, and Part VI):
 
   - ``keep``: boolean, broadcastable to the weights' shape, True where attention may go: the
     other steps are dropped and the remaining weights renormalised (the removal test);
@@ -54,7 +54,7 @@ class Output:
     - ``mask``: boolean, broadcastable to the weights, True where the model may attend by its
       own rule (not to padding, not to itself), or None for everywhere;
     - ``layers``: (N, L, T, T), the self-attention of each layer beneath the weights, averaged
-      over heads, for attention rollout and flow (Part V), or None;
+      over heads, for attention rollout and flow (Part VI), or None;
     - ``parts``: the other arrays the pass computed, by name (hidden states, each layer's
       weights, what the backward pass reads again); each model's docstring lists its own.
     """

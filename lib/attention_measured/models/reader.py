@@ -1,5 +1,5 @@
 """A reader: each step's hidden state from that step alone, one attention of any flavour, a linear
-readout (Part III, sections 1 and 4).  Part I's network is the reader whose encoder is linear
+readout (Part V, sections 1 and 4).  Part I's network is the reader whose encoder is linear
 and whose flavour is the scaled dot product with a learned query."""
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class Reader:
     @checks.model_params
     def backward(self, p, inputs, out: Output, grad_output, grad_weights=None) -> Params:
         """The parameters' gradients from the gradient of the output (N,) and, when a loss reads
-        the attention weights too (Part V, section 2's adversary), of the weights (N, T)."""
+        the attention weights too (Part VI, section 2's adversary), of the weights (N, T)."""
         inputs = self._check(inputs)
         if not isinstance(out, Output) or "attention" not in out.parts:
             raise TypeError(f"out must be the Output of forward, got {type(out).__name__}")

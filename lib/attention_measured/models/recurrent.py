@@ -1,4 +1,4 @@
-"""Recurrent networks by hand: the GRU cell, and the encoder-decoders built from it (Part IV,
+"""Recurrent networks by hand: the GRU cell, and the encoder-decoders built from it (Part V,
 the encoder-decoder).  :class:`EncoderDecoder` documents the four kinds.
 
 A GRU cell (Cho et al. 2014) reads one step x and the previous state h and returns the next
@@ -65,7 +65,7 @@ def _gates(W_ih, W_hh, b_ih, b_hh, x, h):
 
 
 def gru_cell(params, x, h) -> np.ndarray:
-    """The next state of a GRU cell, as torch's ``nn.GRUCell`` computes it (Part IV).
+    """The next state of a GRU cell, as torch's ``nn.GRUCell`` computes it (Part V).
 
     params: a mapping with ``weight_ih`` (3H, I), ``weight_hh`` (3H, H), ``bias_ih`` and
     ``bias_hh`` (3H,), gates in the order reset, update, new.  x: (N, I) inputs, h: (N, H)
@@ -77,7 +77,7 @@ def gru_cell(params, x, h) -> np.ndarray:
 def gru_cell_and_gates(params, x, h) -> tuple[np.ndarray, tuple]:
     """(:func:`gru_cell`'s next state (N, H), its gates): the gates (r, z, n and the state's
     part of n's argument, each (N, H)) are what :func:`gru_cell_backward` would compute again,
-    so a training pass keeps them for it (Part IV)."""
+    so a training pass keeps them for it (Part V)."""
     W_ih, W_hh, b_ih, b_hh, x, h = _check_gru(params, x, h)
     gates = _gates(W_ih, W_hh, b_ih, b_hh, x, h)
     _, z, n, _ = gates
@@ -85,7 +85,7 @@ def gru_cell_and_gates(params, x, h) -> tuple[np.ndarray, tuple]:
 
 
 def gru_cell_backward(params, x, h, grad_next, gates=None) -> tuple[dict, np.ndarray, np.ndarray]:
-    """Gradients of :func:`gru_cell` (Part IV): each line undoes one forward line.
+    """Gradients of :func:`gru_cell` (Part V): each line undoes one forward line.
 
     grad_next: (N, H), the gradient of the loss with respect to the cell's output.  ``gates``:
     the forward pass's, from :func:`gru_cell_and_gates`, or None to compute them again.
@@ -154,7 +154,7 @@ class _Step(NamedTuple):
 
 
 class EncoderDecoder:
-    """A GRU encoder and a GRU decoder, with or without attention (Part IV, the encoder-decoder).
+    """A GRU encoder and a GRU decoder, with or without attention (Part V, the encoder-decoder).
 
     ``kind`` is one of :data:`KINDS`:
 
@@ -273,7 +273,7 @@ class EncoderDecoder:
         """Annotations h (N, m, D) and the decoder's first state s_0 (N, H) for source ids (N, m).
 
         The third value keeps what the backward pass needs.  ``scale``: optional (N, m), each
-        word's embedding multiplied by it (Part V's gradient × input).
+        word's embedding multiplied by it (Part VI's gradient × input).
         """
         source = self._check_source(source)
         N, m = source.shape
@@ -304,7 +304,7 @@ class EncoderDecoder:
         """One decoder step for the previous words (N,) ids: see the class docstring.
 
         ``late``: leave Luong's attention and output out of this step (c and o are None), for
-        :meth:`forward` to compute for all steps at once.  Part V's changes: ``keep`` (N, m)
+        :meth:`forward` to compute for all steps at once.  Part VI's changes: ``keep`` (N, m)
         boolean, the source words this step may attend to; ``weights`` (N, m), weights that
         replace this step's own in the context c = Σ_j a_j h_j.
         """
@@ -354,7 +354,7 @@ class EncoderDecoder:
         attention never feeds back into the recurrence, so it is computed once, for all n steps
         together, after it.
 
-        The changes (Part V): ``keep`` (N, n, m) boolean, the source words each step may attend
+        The changes (Part VI): ``keep`` (N, n, m) boolean, the source words each step may attend
         to; ``weights`` (N, n, m), each step's weights replaced in its context c = Σ_j a_j h_j;
         ``scale`` (N, m), each source word's embedding multiplied by it.
         """

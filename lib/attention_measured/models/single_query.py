@@ -56,7 +56,7 @@ class SingleQuery:
     ``init(seed)`` draws one network, ``init(seeds)`` a stack of networks side by side;
     ``forward`` runs it; ``loss_and_grads`` is the mean cross-entropy and its gradients, one
     value per network of a stack; ``backward`` takes the gradient of any loss of the logits and
-    the weights (Part V's adversary); ``removal_effects`` is section 4's removal test computed
+    the weights (Part VI's adversary); ``removal_effects`` is section 4's removal test computed
     in closed form.  Its output is one logit per sequence.
     """
 
@@ -132,7 +132,7 @@ class SingleQuery:
         return binary_cross_entropy(out.output, labels), self._chain(params, out, grad_logit)
 
     def backward(self, params, inputs, out: Output, grad_output, grad_weights=None) -> Params:
-        """The gradients of any loss of the logits (R..., N) and, when it reads them (Part V,
+        """The gradients of any loss of the logits (R..., N) and, when it reads them (Part VI,
         section 2's adversary), of the weights (R..., N, T), from the gradients of that loss:
         ``grad_output`` shaped like the logits and ``grad_weights`` like the weights."""
         if not isinstance(out, Output) or "steps first" not in out.parts:

@@ -1,4 +1,4 @@
-"""The Transformer's layers by hand, under the names of torch's state dicts (Part IV, the
+"""The Transformer's layers by hand, under the names of torch's state dicts (Part III, the
 Transformer assembled).
 
 Layer normalisation, as torch's ``nn.LayerNorm`` over the last axis, with its ``weight`` and
@@ -56,7 +56,7 @@ def _normalised(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
-    """Layer normalisation over the last axis, as torch's ``nn.LayerNorm(D)`` (Part IV).
+    """Layer normalisation over the last axis, as torch's ``nn.LayerNorm(D)`` (Part III).
 
     params: ``weight`` and ``bias``, each (D,).  x: (..., D).  Returns (..., D).
     """
@@ -65,7 +65,7 @@ def layer_norm(params, x, eps: float = EPS) -> np.ndarray:
 
 def layer_norm_and_parts(params, x, eps: float = EPS) -> tuple[np.ndarray, tuple]:
     """(:func:`layer_norm`'s output (..., D), its parts (x̂ (..., D), 1/sqrt(var + eps) (..., 1)))
-    (Part IV): the parts are what :func:`layer_norm_backward` would compute again, so a
+    (Part III): the parts are what :func:`layer_norm_backward` would compute again, so a
     training pass keeps them for it."""
     weight, bias, x = _check_norm(params, x)
     eps = checks.real(eps, "eps", positive=True)
@@ -76,7 +76,7 @@ def layer_norm_and_parts(params, x, eps: float = EPS) -> tuple[np.ndarray, tuple
 def layer_norm_backward(
     params, x, grad_output, eps: float = EPS, parts=None
 ) -> tuple[dict, np.ndarray]:
-    """Gradients of :func:`layer_norm` (Part IV): ({'weight', 'bias'}, grad_x (..., D)).
+    """Gradients of :func:`layer_norm` (Part III): ({'weight', 'bias'}, grad_x (..., D)).
 
     grad_output: (..., D), the gradient of the loss with respect to the output.  ``parts``: the
     forward pass's, from :func:`layer_norm_and_parts`, or None to compute them again.
@@ -252,7 +252,7 @@ def _encoder_sublayers(p, x, heads, mask, norm_first):
 
 
 def encoder_layer(params, x, heads: int, mask=None, norm_first: bool = False):
-    """torch's ``nn.TransformerEncoderLayer`` (ReLU, no dropout, LayerNorm eps 1e-5) (Part IV).
+    """torch's ``nn.TransformerEncoderLayer`` (ReLU, no dropout, LayerNorm eps 1e-5) (Part III).
 
     params: the layer's state dict, :data:`ENCODER_NAMES`, E the width and F the
     feed-forward's: ``self_attn.in_proj_weight`` (3E, E), ``self_attn.in_proj_bias`` (3E,),
@@ -344,7 +344,7 @@ def decoder_layer(
     norm_first: bool = False,
     return_weights: bool = False,
 ):
-    """torch's ``nn.TransformerDecoderLayer`` (ReLU, no dropout, eps 1e-5) (Part IV).
+    """torch's ``nn.TransformerDecoderLayer`` (ReLU, no dropout, eps 1e-5) (Part III).
 
     params: :data:`DECODER_NAMES`: the encoder layer's names, ``multihead_attn.*`` for the
     cross-attention and ``norm3``.  x: (N, n, E) the target so far; memory: (N, m, E) the
@@ -400,13 +400,13 @@ REPLACE = (
     "its cross-attention holds {heads} heads of weights in {layers}, {rows} rows for each word, "
     "so no one row of weights is the model's to replace; its rankings start from the last "
     "layer's rows averaged over the heads"
-)  # why a Transformer's weights cannot be given to its forward pass (Part V)
+)  # why a Transformer's weights cannot be given to its forward pass (Part VI)
 
 
 class Transformer:
-    """An encoder-decoder Transformer (Vaswani et al. 2017) for translation (Part IV).
+    """An encoder-decoder Transformer (Vaswani et al. 2017) for translation (Part III).
 
-    Words become vectors by an embedding plus the sinusoidal positions of Part III (unless
+    Words become vectors by an embedding plus the sinusoidal positions of Part II (unless
     ``positions`` is False); ``layers`` encoder layers read the source, ``layers`` decoder
     layers read the target so far and, by cross-attention, the encoder's output; a final
     LayerNorm on each side and a linear layer give the next word's logits.  Parameters carry
@@ -415,7 +415,7 @@ class Transformer:
     ``out.weight``/``out.bias``.  ``causal`` False removes the decoder's causal mask (to show
     what breaks).  Training batches hold sentences of one length, so nothing is padded, unless
     ``mixed``: then each batch mixes lengths, padded with <pad> after each sentence's end, and
-    a key padding mask keeps every query off the padding (Part IV, batches of mixed lengths).
+    a key padding mask keeps every query off the padding (Part III, batches of mixed lengths).
     It follows the book's model protocol (:mod:`.protocol`): its inputs are (source, target)
     pairs read under teacher forcing.
     """
@@ -502,7 +502,7 @@ class Transformer:
         ``weights`` are each layer's self-attention weights (N, H, m, m).
 
         ``scale``: optional (N, m), each word's embedding multiplied by it before the
-        positions are added (Part V's gradient × input).  ``lengths``: optional (N,), each
+        positions are added (Part VI's gradient × input).  ``lengths``: optional (N,), each
         sentence's words before its padding; no query then reads a padded key.
         """
         source = checks.token_ids(source, "source", self.source_vocabulary, (None, None))
@@ -532,7 +532,7 @@ class Transformer:
         weights of every layer ({"self", "cross"} each), and the record (a named tuple).
 
         ``memory_mask``: optional boolean (N, n, m), True where word i may read source word j
-        in every layer's cross-attention (Part V's removal test).  ``memory_lengths`` and
+        in every layer's cross-attention (Part VI's removal test).  ``memory_lengths`` and
         ``lengths``: optional (N,), the real source and target words of padded sentences.
         """
         previous = checks.token_ids(previous, "previous", self.target_vocabulary, (None, None))
@@ -582,7 +582,7 @@ class Transformer:
         and as parts each layer's weights by head, ``cross`` and ``decoder self`` (N, H, n, ·)
         and ``encoder self`` (N, H, m, m), and the ``records`` the backward pass reads.
 
-        The changes (Part V): ``keep`` (N, n, m) boolean, the source words each target word's
+        The changes (Part VI): ``keep`` (N, n, m) boolean, the source words each target word's
         row of every cross-attention may read; ``scale`` (N, m), each source word's embedding
         multiplied by it before the positions are added.  ``weights`` cannot be given (see
         :data:`REPLACE`).
@@ -758,7 +758,7 @@ class Transformer:
 
 def key_padding_mask(lengths, shape: tuple, name: str = "lengths") -> np.ndarray | None:
     """(N, 1, m) boolean, True on each sentence's first lengths[i] of m positions, for a batch
-    of ``shape`` (N, m) padded after each sentence's end (Part IV); None when ``lengths`` is
+    of ``shape`` (N, m) padded after each sentence's end (Part III); None when ``lengths`` is
     None or pads nothing, so an unpadded batch runs exactly as before."""
     if not isinstance(shape, tuple) or len(shape) != 2:
         raise TypeError(f"shape must be the batch's (N, m), got {shape!r}")
@@ -775,7 +775,7 @@ def key_padding_mask(lengths, shape: tuple, name: str = "lengths") -> np.ndarray
 
 
 def _cached_attention(p, prefix: str, z, memory, cache: dict, heads: int):
-    """Attention for the newest position z (N, 1, E) with a key-value cache (Part IV).
+    """Attention for the newest position z (N, 1, E) with a key-value cache (Part III).
 
     Self-attention (memory None) appends z's key and value to the cache and attends over all
     of them; cross-attention projects the memory's keys and values once, on the first step.
@@ -820,7 +820,7 @@ def _initial(rng, name: str, shape: tuple, E: int, F: int) -> np.ndarray:
 
 def layer_shapes(names, width: int, feed_forward: int) -> dict[str, tuple]:
     """The shape of each state-dict name of a layer of width E and feed-forward width F
-    (Part IV): e.g. ``self_attn.in_proj_weight`` (3E, E), ``linear1.weight`` (F, E)."""
+    (Part III): e.g. ``self_attn.in_proj_weight`` (3E, E), ``linear1.weight`` (F, E)."""
     E, F = checks.integer(width, "width", 1), checks.integer(feed_forward, "feed_forward", 1)
     if isinstance(names, (str, bytes)) or not names:
         raise ValueError("names must be a layer's state-dict names, such as ENCODER_NAMES")

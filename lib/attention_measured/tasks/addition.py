@@ -1,4 +1,4 @@
-"""Hochreiter and Schmidhuber's addition problem as Raffel and Ellis set it (Part III, section 1):
+"""Hochreiter and Schmidhuber's addition problem as Raffel and Ellis set it (Part V, section 1):
 every step a value and a flag, two steps flagged, the target 0.5 + (x1 + x2) / 4."""
 
 from __future__ import annotations

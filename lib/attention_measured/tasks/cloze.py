@@ -1,5 +1,5 @@
 """Sixteen sentences of the Universal Declaration of Human Rights, and the cloze task on them: name
-the token at each position from the others (Part II, sections 1 and 2).
+the token at each position from the others (Part IV, sections 1 and 2).
 
 :data:`ARTICLES` and :data:`CORPUS` hold the sentences (public domain), :func:`tokenize` their
 lowercase words, :data:`VOCAB` the 98 tokens, :func:`encode` and :func:`decode` turn tokens into

@@ -1,4 +1,4 @@
-"""Documents of sentences of word ids, labelled by one trigger word hidden among fillers (Part III,
+"""Documents of sentences of word ids, labelled by one trigger word hidden among fillers (Part V,
 section 2): the trigger is the known cause, at both levels of Yang et al.'s hierarchy."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The cause of every label is known by construction: the marked step.  :func:`make
 draws the sequences from the lesson's random stream (:mod:`~attention_measured.core.rng`), bit for
 bit; :func:`split` makes the 360 / 180 / 180 split (training, set aside, held-out);
 :func:`majority_baseline` is the accuracy to beat.  :func:`lesson_data` is (training, held-out),
-and :func:`shifted_lesson_data` moves the marker between training and test (Part III, section 1).
+and :func:`shifted_lesson_data` moves the marker between training and test (Part V, section 1).
 
 Shapes: N sequences, T = 12 steps, C = 2 channels (the reading and the marker flag).
 """

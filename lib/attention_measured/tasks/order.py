@@ -1,4 +1,4 @@
-"""Token sequences holding one A and one B among fillers, labelled by which comes first (Part III,
+"""Token sequences holding one A and one B among fillers, labelled by which comes first (Part II,
 section 7): a task that attention without positions cannot solve."""
 
 from __future__ import annotations

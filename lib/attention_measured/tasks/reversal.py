@@ -1,5 +1,5 @@
 """Sequences of token ids to be copied backwards: an alignment task whose true alignment is the
-anti-diagonal (Part III, section 3)."""
+anti-diagonal (Part V, section 3)."""
 
 from __future__ import annotations
 

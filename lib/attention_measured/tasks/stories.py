@@ -1,5 +1,5 @@
 """Stories of people moving between places and picking things up, with a question about where
-a person or a thing is (Part III, section 8, after bAbI's first tasks): the supporting facts are
+a person or a thing is (Part V, section 5, after bAbI's first tasks): the supporting facts are
 known by construction.  :func:`encode` turns stories into the bags of words a memory network
 reads."""
 

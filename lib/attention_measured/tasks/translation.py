@@ -350,7 +350,7 @@ def split(corpora: dict[int, Corpus], held_out: int, seed: int = DATA_SEED):
 
 
 def shifted_right(target, first: int) -> np.ndarray:
-    """Teacher forcing's inputs (Part IV, section 2): each target row (N, n) moved one place
+    """Teacher forcing's inputs (Part V, section 6): each target row (N, n) moved one place
     right, ``first`` (the start-of-sentence id) in front and the last word dropped, so that
     position i reads the true words before word i."""
     target = checks.integers(target, "target", 0)
@@ -390,7 +390,7 @@ def pad(rows, value: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def draw_padded_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, size: int):
     """(source, target, source_lengths, target_lengths): ``size`` sentences drawn from every
     length alike, without replacement, each padded with <pad> to the batch's longest
-    (Part IV, batches of mixed lengths)."""
+    (Part III, batches of mixed lengths)."""
     _check_corpora(corpora)
     rng = checks.random_state(rng, "rng")
     size = checks.integer(size, "size", 1)
@@ -405,7 +405,7 @@ def draw_padded_batch(corpora: dict[int, Corpus], rng: np.random.RandomState, si
 
 @remembered
 def book_data() -> tuple[dict[int, Corpus], dict[int, Corpus]]:
-    """The book's (train, test), each {length: Corpus} (Part IV, the task).
+    """The book's (train, test), each {length: Corpus} (Part III, the task).
 
     Training: 100 sentences of every length from 5 to 22.  Test: 20 other sentences of every
     length from 5 to 40, so lengths 23 to 40 are never seen in training.

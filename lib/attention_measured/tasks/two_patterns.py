@@ -1,4 +1,4 @@
-"""The marked-step sequences with a second pattern in the label (Part III, section 6): the marked
+"""The marked-step sequences with a second pattern in the label (Part II, section 2): the marked
 reading against the sequence's mean, which one weighted average of linear values cannot give and
 two heads can."""
 
