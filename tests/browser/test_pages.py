@@ -5,9 +5,9 @@ the book's own files is blocked and recorded; a page passes when it made no
 such request, logged no console error, loaded every image, drew its math as MathML in the
 book's math font, weighs at most 1.5 MB on a cold load, has no accessibility fault that
 axe-core rates serious or critical (light theme at 1280 px, dark at 390 px), links only to
-files and anchors that exist, fits the column (equations included) at 1280 px and on a
-390 px phone, and when every static twin changes its figure and its numbers as each slider
-moves by the keyboard.
+files and anchors that exist, fits the column (equations and code included) at 1280 px and
+on a 390 px phone, where a long line of code wraps and still copies as written, and when
+every static twin changes its figure and its numbers as each slider moves by the keyboard.
 
 Each pytest-xdist worker loads its pages one after another in one tab: a new document each
 time, with the empty storage of a fresh profile and nothing cached.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import math
 import os
 import re
@@ -236,13 +237,11 @@ def test_internal_links_resolve(path):
 
 
 # every element of the page's text that scrolls sideways, or reaches past the text column
-SIDEWAYS = """(code = true) => {
+SIDEWAYS = """() => {
   const article = document.querySelector('article') || document.body;
   const right = article.getBoundingClientRect().right + 1;
   return [...article.querySelectorAll('*')].filter(e => {
     if (e.closest('math')) return false;  // a formula is measured whole, by CLIPPED_MATH
-    if (!code && e.closest('div.cell_input, div[class*="highlight-"]:not(.highlight-myst-ansi)'))
-      return false;  // code may scroll sideways on a phone
     const style = getComputedStyle(e);
     const scrolls = ['auto', 'scroll'].includes(style.overflowX)
       && e.scrollWidth > e.clientWidth + 1;
@@ -291,7 +290,8 @@ def test_page_fits_a_phone_and_the_column_at_1280px(tab, server, path):
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"the page is {width} px wide on a 390 px phone"
         assert page.evaluate(CLIPPED_MATH) == [], "equations wider than a 390 px phone"
-        assert page.evaluate(SIDEWAYS, False) == [], "blocks that scroll on a 390 px phone"
+        # code too: its long lines wrap (_ext/code_lines.py)
+        assert page.evaluate(SIDEWAYS) == [], "blocks that scroll on a 390 px phone"
         page.wait_for_function(DRAWN_FOR, arg=True)
         # a phone fetches the phone drawings instead of the column's: its own budget, the same
         size = sum(n for _, n in page.evaluate(FETCHED))
@@ -314,6 +314,102 @@ def test_page_fits_a_phone_and_the_column_at_1280px(tab, server, path):
             ".map(e => e.getAttribute('alt'))",
         )
         assert shrunk == [], f"figures shrunk so far that their text is below 9 points: {shrunk}"
+
+
+# A page whose code has lines of up to 78 characters, twice what a phone's column holds, in
+# loops and functions (indented), in docstrings and in calls split over several lines.
+WRAPPED_PAGE = "chapters/seq2seq/02-encoder-decoder"
+# the tags that keep a cell's code out of sight when its page opens
+UNSEEN = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
+# each code block in sight: its text as a reader's browser gives it, and whether it scrolls
+SHOWN_CODE = """() => [...document.querySelectorAll('div.cell_input pre')]
+  .filter(p => p.checkVisibility())
+  .map(p => [p.innerText, p.scrollWidth > p.clientWidth + 1])"""
+# each line of code in sight (_ext/code_lines.py): its rows on the screen, the left edges of its
+# first row and of its others, its hanging indent, and the rows the marks beside it fill
+CODE_LINES = """() => [...document.querySelectorAll('div.cell_input pre > span.code-line')]
+  .filter(s => s.checkVisibility()).map(s => {
+    const range = document.createRange();
+    range.selectNodeContents(s);
+    const rects = [...range.getClientRects()].filter(r => r.width > 0);
+    const tops = [...new Set(rects.map(r => Math.round(r.top)))];
+    const left = rows => Math.min(...rects.filter(r => rows(Math.round(r.top))).map(r => r.left));
+    const style = getComputedStyle(s), marks = getComputedStyle(s, '::before');
+    const line = parseFloat(style.lineHeight);
+    const pen = document.createElement('canvas').getContext('2d');
+    pen.font = style.font;
+    return {
+      text: s.textContent, display: style.display, fontSize: style.fontSize, rows: tops.length,
+      first: left(t => t === tops[0]), next: left(t => t !== tops[0]),
+      hang: parseFloat(style.paddingLeft), ch: pen.measureText('0').width,
+      marked: marks.content.includes('↪'),
+      markRows: Math.round(parseFloat(marks.height) / line) || 0,
+    };
+  })"""
+
+
+def _cell_sources(page: str) -> list[str]:
+    """The source of each code cell of the page's notebook that its page shows."""
+    notebook = json.loads((BUILD.parents[1] / f"{page}.ipynb").read_text(encoding="utf-8"))
+    return [
+        "".join(cell["source"])
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code" and not UNSEEN & set(cell["metadata"].get("tags", []))
+    ]
+
+
+def _copied(page, pre, how: str) -> str:
+    """What the clipboard holds once the reader copies the block ``pre``, by ``how``."""
+    page.evaluate("navigator.clipboard.writeText('')")
+    if how == "the copy button":
+        pre.hover()  # the button shows when the block is hovered
+        pre.evaluate_handle("p => p.parentElement.querySelector('button.copybtn')").click()
+    else:  # select the block's text, as a drag over it does, and press Ctrl+C
+        pre.evaluate(
+            """p => { const s = getSelection(), r = document.createRange();
+                 r.selectNodeContents(p); s.removeAllRanges(); s.addRange(r); }"""
+        )
+        page.keyboard.press("Control+C")
+    page.wait_for_function("navigator.clipboard.readText().then(t => t !== '')")
+    return page.evaluate("navigator.clipboard.readText()")
+
+
+def test_long_code_lines_wrap_on_a_phone_and_copy_as_written(tab, server):
+    sources = _cell_sources(WRAPPED_PAGE)
+    longest = max(range(len(sources)), key=lambda i: max(map(len, sources[i].split("\n"))))
+    tab.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server[:-1])
+    with open_page(tab, server, WRAPPED_PAGE + ".html", width=390) as (page, _, errors):
+        shown = page.evaluate(SHOWN_CODE)
+        # the text a browser gives (its innerText, which follows the layout) is the source's
+        assert [text.removesuffix("\n") for text, _ in shown] == sources
+        assert [scrolls for _, scrolls in shown] == [False] * len(sources), (
+            "code blocks that scroll sideways on a 390 px phone"
+        )
+        lines = page.evaluate(CODE_LINES)
+        assert "".join(line["text"] + "\n" for line in lines) == "".join(t for t, _ in shown)
+        wrapped = [line for line in lines if line["rows"] > 1]
+        assert any(len(line["text"]) >= 70 for line in wrapped), "no long line wraps"
+        for line in wrapped:
+            # each continuation starts where the line's hanging indent puts it, right of the
+            # line's own indentation, after a mark
+            indent = min(len(line["text"]) - len(line["text"].lstrip(" ")), 16)  # MAX_INDENT
+            assert line["hang"] == pytest.approx((indent + 2) * line["ch"], abs=1), line
+            assert line["next"] == pytest.approx(line["first"] + line["hang"], abs=1), line
+            assert line["marked"] and line["markRows"] == line["rows"] - 1, line
+        short = [line for line in lines if len(line["text"]) <= 30 and line["rows"] > 1]
+        assert short == [], "short lines that wrap"
+        pres = [p for p in page.query_selector_all("div.cell_input pre") if p.is_visible()]
+        for how in ("the copy button", "a selection"):
+            assert _copied(page, pres[longest], how) == sources[longest], f"copied by {how}"
+        assert errors == []
+
+        # on a desktop the code is as it was: 13 px, each line one row, nothing wraps
+        page.set_viewport_size({"width": 1280, "height": 900})
+        lines = page.evaluate(CODE_LINES)
+        assert {
+            (line["display"], line["fontSize"], line["rows"]) for line in lines if line["text"]
+        } == {("inline", "13px", 1)}
+        assert not any(scrolls for _, scrolls in page.evaluate(SHOWN_CODE))
 
 
 TWIN_PAGES = [p for p in PAGES if 'class="static-twin"' in (BUILD / p).read_text()]
