@@ -204,7 +204,9 @@ def test_importing_the_package_keeps_freed_memory_for_the_next_step_on_glibc():
     # a reader's own setting of glibc's thresholds stands: here glibc's first one, held, under
     # which every block above 128 KB is given back when freed and faulted in again
     given_back, done = _reuse(MALLOC_MMAP_THRESHOLD_="131072")
-    assert not done and given_back > 20 * 800, given_back  # 960 pages a step
+    # 960 pages a step at one 4 KB page a fault; a kernel that maps a large folio in one fault
+    # counts fewer (771 a step on Linux 6.18), still hundreds of times the kept case's
+    assert not done and given_back > 20 * 200, given_back
     assert _reuse(GLIBC_TUNABLES="glibc.malloc.trim_threshold=131072")[1] is False
     # and the switch turns it off (glibc's moving thresholds then decide, by the process's past)
     assert _reuse(**{allocator.SWITCH: "0"})[1] is False
