@@ -18,6 +18,7 @@ of the other modules computes.
 - :func:`several_heads`                the columns split into heads, each its own attention
 - :func:`positional_encodings`         a position vector added to each step's content
 - :func:`memory_hops`                  a question reads a story's memory, hop after hop
+- :func:`recurrent_encoder`            Part V: a sentence read both ways, a state per word
 - :func:`fixed_context`                Part V: a sentence squeezed into one vector
 - :func:`bahdanau_step`                Part V: the previous state asks, the context enters the step
 - :func:`teacher_forcing`              Part V: true previous words in training, its own in use
@@ -412,6 +413,52 @@ def memory_hops():
         "vector u0; hop 1 attends to 'john picked up the apple' and adds what it read, giving "
         "u1; hop 2 attends to 'john went to the office', giving u2, from which the answer "
         "'office' is read."
+    )
+    return fig, alt
+
+
+@plots.styled
+def recurrent_encoder(words=("the", "red", "fox", "sees")):
+    """A bidirectional recurrent encoder: one network reads the words left to right, another
+    right to left, each carrying a state from word to word; each word's two states, joined,
+    are its annotation h_j, which has seen the whole sentence.  ``words``: 2 to 5, as text."""
+    words = _words(words, "words", most=5)
+    fig, ax = _canvas(3.0)
+    step, w = 1.15, 0.8
+    for j, word in enumerate(words):
+        x = 0.25 + j * step
+        # the annotation h_j: the column of word j's two states, drawn behind them
+        ax.add_patch(
+            FancyBboxPatch(
+                (x - 0.08, 0.2),
+                w + 0.16,
+                2.3,
+                boxstyle="round,pad=0,rounding_size=0.08",
+                facecolor="none",
+                edgecolor=WEIGHT,
+                linestyle="--",
+                linewidth=1.0,
+            )
+        )
+        _text(ax, x + w / 2, 2.58, f"h{j + 1}", colour=WEIGHT, ha="center", size=FONT)
+        _box(ax, x, 1.9, w, 0.38, f"→h{j + 1}", KEY, fill=0.3, size=SMALL)
+        _box(ax, x, 1.16, w, 0.36, word, plots.NEUTRAL, size=SMALL)
+        _box(ax, x, 0.4, w, 0.38, f"←h{j + 1}", VALUE, fill=0.3, size=SMALL)
+        _arrow(ax, (x + w / 2, 1.54), (x + w / 2, 1.88))
+        _arrow(ax, (x + w / 2, 1.14), (x + w / 2, 0.8))
+        if j:
+            _arrow(ax, (x - step + w + 0.1, 2.09), (x - 0.1, 2.09), KEY)
+            _arrow(ax, (x - 0.1, 0.59), (x - step + w + 0.1, 0.59), VALUE)
+    right = 0.25 + len(words) * step
+    _text(ax, right, 2.09, "reads left to right", colour=KEY, va="center")
+    _text(ax, right, 0.59, "reads right to left", colour=VALUE, va="center")
+    _text(ax, right, 1.34, "each h: its →h\nand ←h, joined", colour=WEIGHT, va="center")
+    alt = (
+        f"A bidirectional recurrent encoder over the words '{' '.join(words)}'. Above each "
+        "word, a forward state: one network reads the words left to right, each state made from "
+        "its word and the state before it. Below each word, a backward state, made the same way "
+        "from right to left. A dashed frame around each word's two states marks its annotation "
+        "h, the two joined, which has seen the words on both sides."
     )
     return fig, alt
 
@@ -987,6 +1034,7 @@ ALL = (
     several_heads,
     positional_encodings,
     memory_hops,
+    recurrent_encoder,
     fixed_context,
     transformer_layers,
     attention_masks,
