@@ -25,7 +25,7 @@ FILE = Path(__file__).with_name("explanation_runs.json")
 
 ADVERSARIAL_TRAINING = (
     "Wiegreffe and Pinter's adversary trains the model again; the book trains it for the models "
-    "of Part I's task (Part I's network and the flavours of Part V, section 4)"
+    "of Part I's task (Part I's network and the flavours of Part V's 'All flavours on one task')"
 )
 
 

@@ -108,8 +108,8 @@ def memory_subject(seed: int = 0) -> Subject:
 
 # ------------------------------------------------------------------ Part IV
 CLOZE_NO_TRUTH = (
-    "the head names a token from its own query, built from that very token (Part IV, section "
-    "4), so no other token of the sentence is the cause to be found"
+    "the head names a token from its own query, built from that very token (Part IV, 'What "
+    "the memory remembers'), so no other token of the sentence is the cause to be found"
 )
 
 
