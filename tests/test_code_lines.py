@@ -192,7 +192,7 @@ def test_any_code_keeps_its_text_and_lines(source, language, emphasized):
         assert indent == expected, (t, indent)
 
 
-def test_only_code_blocks_are_wrapped_not_printed_outputs():
+def test_code_blocks_and_printed_outputs_are_wrapped_a_line_each():
     code = highlighted("for i in range(3):\n    print(i)\n")
     page = (
         '<div class="highlight-ipython3 notranslate"><div class="highlight"><pre>'
@@ -205,6 +205,8 @@ def test_only_code_blocks_are_wrapped_not_printed_outputs():
     )
     wrapped = code_lines.wrap_blocks(page)
     assert text(wrapped) == text(page)
-    assert wrapped.count('class="code-line"') == 3
-    assert "<pre><span></span>0\n1\n2\n</pre>" in wrapped
+    assert wrapped.count('class="code-line"') == 6
+    assert "<pre><span></span>0\n1\n2\n</pre>" not in wrapped
+    first_two = '<span class="code-line"><span></span>0</span>\n<span class="code-line">1</span>'
+    assert first_two in wrapped
     assert code_lines.wrap_blocks(wrapped) == wrapped  # a second pass changes nothing
