@@ -184,6 +184,7 @@ def test_a_decoder_reads_only_words_of_its_vocabulary(bad, translator):
 def test_a_translator_is_named_exactly(bad):
     refused(lambda: translation_runs.learning_rate(bad), "name")
     refused(lambda: translation_runs.book_model(bad), "model")
+    refused(lambda: translation_runs.seen_exact(bad, 0), "name")
 
 
 @SETTINGS

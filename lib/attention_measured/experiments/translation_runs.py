@@ -156,6 +156,23 @@ def length_curve(name: str, seed: int) -> dict[str, np.ndarray]:
     return {"lengths": lengths, **{key: np.array(values) for key, values in out.items()}}
 
 
+@remembered
+@one_thread
+def seen_exact(name: str, seed: int) -> float:
+    """The share of test sentences of the lengths seen in training (5 to 22 words) that
+    ``name``, trained from ``seed``, translates exactly by greedy decoding, </s> included: the
+    mean over those lengths of :func:`length_curve`'s "exact", without decoding the longer
+    sentences or measuring the rest (Part III, "Stacking layers", for the deep stacks)."""
+    name = checks.choice(name, "name", MODELS)
+    model, params, _ = run(name, seed)
+    test = translation.book_data()[1]
+    seen = [n for n in sorted(test) if n <= translation.TRAIN_LENGTHS[1]]
+    exact = [
+        (model.greedy(params, test[n].source)[0] == test[n].target).all(axis=1).mean() for n in seen
+    ]
+    return float(np.mean(exact))
+
+
 def _scores(ids, corpus, n: int) -> dict[str, float]:
     """Exact match, word accuracy, early </s> and BLEU of outputs ids (N, n + 1) of one test
     length."""
