@@ -407,3 +407,73 @@ def test_ties_count_against_the_method_in_every_ranking_measure():
     )
     two = explanations.comprehensiveness(predict, [[1.0, 1.0, 0.0]], 2)[0]  # both tied steps go
     assert two == pytest.approx(full - (-1.0))
+
+
+# ------------------------------------------------------------------ the saliency baselines
+class _Softmaxed(_Additive):
+    """logit = Σ_t a_t v_t with a = softmax(v): the weights read the input, so holding them
+    (Jain & Wallace's gradient) differs from letting the gradient flow through them."""
+
+    def forward(self, params, inputs, *, keep=None, weights=None, scale=None):
+        v = inputs if scale is None else inputs * scale
+        if weights is None:
+            z = np.where(keep, v, -np.inf) if keep is not None else v
+            weights = np.exp(z - z.max(axis=1, keepdims=True))
+            weights = weights / weights.sum(axis=1, keepdims=True)
+        return Output((weights * v).sum(axis=1), weights, layers=self.layers)
+
+
+def test_jain_and_wallaces_gradient_holds_the_weights():
+    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
+    subject = explanations.Subject(_Softmaxed(), None, values, name="softmaxed")
+    a, p = subject.weights, subject.probabilities[:, 1]
+    # held: ∂p/∂s_t = p (1 − p) a_t v_t
+    held = subject.importance("gradient × input, weights held")
+    np.testing.assert_allclose(held, np.abs((p * (1 - p))[:, None] * a * values), rtol=1e-7)
+    # through the weights: ∂m/∂s_t = a_t v_t (1 + v_t − Σ_u a_u v_u)
+    mean = (a * values).sum(axis=1, keepdims=True)
+    through = subject.importance("gradient × input")
+    np.testing.assert_allclose(through, np.abs(a * values * (1 + values - mean)), rtol=1e-7)
+    assert not np.allclose(
+        held / held.sum(1, keepdims=True), through / through.sum(1, keepdims=True)
+    )
+    blind = explanations.Subject(
+        _Softmaxed(cannot={"weights": "no weights of its own"}), None, values, name="blind"
+    )
+    assert blind.supports("gradient × input, weights held") == "no weights of its own"
+    card = explanations.scorecard(blind)
+    assert card["cannot"]["τ gradient × input, weights held"] == "no weights of its own"
+
+
+def test_integrated_gradients_of_a_linear_logit():
+    # p = σ(Σ_t c_t s_t), c_t = a_t v_t: along s = α, ∂p/∂s_t = σ'(α C) c_t, C = Σ_t c_t, so
+    # the trapezoidal rule gives c_t · trapezoid(σ'(α C)), and the integral c_t (p(1) − p(0)) / C
+    subject = additive_subject()
+    c = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]]) / 3.0
+    total = c.sum(axis=1, keepdims=True)
+    alpha = np.linspace(0, 1, explanations.IG_STEPS + 1)
+
+    def slope(z):
+        return np.exp(-z) / (1 + np.exp(-z)) ** 2
+
+    rule = np.full(len(alpha), 1.0 / explanations.IG_STEPS)
+    rule[[0, -1]] /= 2
+    trapezoid = c * (slope(alpha[None] * total) * rule).sum(axis=1, keepdims=True)
+    ig = subject.importance("integrated gradients")
+    np.testing.assert_allclose(ig, trapezoid, rtol=1e-6, atol=1e-12)
+    exact = c * (1 / (1 + np.exp(-total)) - 0.5) / total
+    np.testing.assert_allclose(ig, exact, rtol=1e-3)
+    # completeness: the steps add up to p(x) − p(0)
+    p = subject.probabilities[:, 1]
+    np.testing.assert_allclose(ig.sum(axis=1), p - 0.5, rtol=1e-3)
+
+
+def test_integrated_gradients_are_complete_on_a_model_whose_weights_read_the_input():
+    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5]])
+    subject = explanations.Subject(_Softmaxed(), None, values, name="softmaxed")
+    ig = subject.importance("integrated gradients")
+    own = subject.probabilities[np.arange(2), subject.decision]
+    at_zero = explanations.softmax(subject._logits(scale=np.zeros(values.shape)))
+    np.testing.assert_allclose(
+        ig.sum(axis=1), own - at_zero[np.arange(2), subject.decision], rtol=0.05
+    )

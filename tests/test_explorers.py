@@ -236,20 +236,54 @@ def test_part_four_bad_choices_are_refused(call, message):
 # ------------------------------------------------------------------ Part V
 def test_part_five_explorer_describes_rankings_against_the_true_cause():
     from attention_measured.book import explanation_explorers
-    from attention_measured.experiments import registry
+    from attention_measured.experiments import explanation_runs, registry
     from attention_measured.measures import explanations
 
     subject = registry.heads_subject("two heads: head 1", 0)
     text = explanation_explorers.describe_rankings("two heads: head 1", "leave one out", 3)
     place = explanations.rank_of_truth(subject.importance("leave one out")[[3]], subject.truth[[3]])
     assert f"true cause: step {subject.truth[3]}, ranked {place[0] + 1} of 12" in text
-    assert "over seeds" in text
+    # the statistic is the explored seed's own, with the spread over the model's seeds
+    stored = explanation_runs.stored()["two heads: head 1"]["cards"][0]["values"]
+    assert f"{stored['first: leave one out']:.2f} of this seed's examples" in text
+    assert "over the model's seeds" in text and "seed 0, example 3" in text
     assert "no true cause" in explanation_explorers.describe_rankings("UDHR head", "attention", 0)
     assert "cannot" in explanation_explorers.describe_rankings("Transformer", "gradient", 0)
     fig = explanation_explorers.render_rankings("two heads: head 1", "gradient × input", 3)
     assert len(fig.axes) == 2 and "true cause" in fig.axes[0].get_title(loc="left")
     fig = explanation_explorers.render_rankings("Transformer", "gradient", 0)
     assert "cannot" in fig.axes[0].texts[0].get_text()
+
+
+def test_part_five_explorer_names_a_translators_steps_by_their_source_words():
+    from attention_measured.book import explanation_explorers
+    from attention_measured.tasks import translation
+
+    subject = explanation_explorers._subject("Bahdanau", 0)
+    words = [translation.SOURCE_WORDS[i] for i in subject.inputs[0][1]]
+    fig = explanation_explorers.render_rankings("Bahdanau", "leave one out", 1)
+    assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == words
+    text = explanation_explorers.describe_rankings("Bahdanau", "attention", 1)
+    truth = int(subject.truth[1])
+    assert f"true cause: step {truth} ({words[truth]})" in text
+    with pytest.raises(ValueError, match="words"):
+        explanation_explorers.rankings_figure(subject, 1, ["attention"], words[:-1])
+
+
+def test_part_four_alignment_is_scored_only_where_it_means_something():
+    from attention_measured.book import translation_explorers
+    from attention_measured.experiments import translation_runs
+
+    source = translation_explorers.test_sentence(20)
+    r = translation_runs.translate("Bahdanau", 0, source)
+    assert r["forced"].shape == (len(r["reference"]) + 1, len(source))
+    text = translation_explorers.describe_alignment("Bahdanau", 20)
+    still = translation_explorers._still_right(r["output"], r["reference"])
+    assert r["output"][:still] == r["reference"][:still]
+    assert still == len(r["output"]) or r["output"][still] != r["reference"][still]
+    assert f"of {still} while the output matches the reference" in text
+    forced = (r["forced"][:20].argmax(axis=1) == r["alignment"]).sum()
+    assert f"  {forced} of 20 given the true previous words" in text
 
 
 @pytest.mark.parametrize("example", [-1, 180, 2.0, True])

@@ -305,3 +305,47 @@ def test_the_frozen_weights_diagnostic_is_a_logistic_readout_of_the_pooled_input
             assert got > 0.85
         if name == "uniform":
             assert got < 0.8
+
+
+def test_erasers_k_is_the_ceiling_of_each_share():
+    # the baseline models of ERASER's authors: k = ceil(T × share), for shares 1, 5, 10, 20, 50%
+    for steps, expected in (
+        (12, [1, 1, 2, 3, 6]),
+        (10, [1, 1, 1, 2, 5]),
+        (1, [1] * 5),
+        (40, [1, 2, 4, 8, 20]),
+        (101, [2, 6, 11, 21, 51]),
+    ):
+        got = explanations.eraser_k(steps)
+        assert list(got) == expected, steps
+        assert list(got) == [
+            max(1, math.ceil(round(steps * f, 9))) for f in explanations.ERASER_BINS
+        ]
+    with pytest.raises(ValueError, match="fractions"):
+        explanations.eraser_k(12, [0.0, 0.5])
+    with pytest.raises(ValueError, match="steps"):
+        explanations.eraser_k(0)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "one step"])
+def test_aopc_is_the_mean_over_erasers_bins(case):
+    w = CASES[case]
+    values = np.linspace(-2.0, 3.0, w.shape[1])[None].repeat(len(w), 0)
+    p = binary_predict(values)
+    decision = p(w) > 0.5
+
+    def keep_predict(keep):
+        kept = np.where(keep, w, 0.0)
+        total = kept.sum(axis=1, keepdims=True)
+        kept = np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
+        q = p(kept)
+        return np.where(decision, q, 1 - q)
+
+    ks = [max(1, math.ceil(round(w.shape[1] * f, 9))) for f in explanations.ERASER_BINS]
+    for aopc, single in (
+        (explanations.comprehensiveness_aopc, explanations.comprehensiveness),
+        (explanations.sufficiency_aopc, explanations.sufficiency),
+    ):
+        # ERASER's scorer: np.average over the bins, dividing by their number, not by |B| + 1
+        expected = sum(single(keep_predict, w, k) for k in ks) / len(ks)
+        np.testing.assert_allclose(aopc(keep_predict, w), expected)

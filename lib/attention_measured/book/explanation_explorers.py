@@ -63,9 +63,11 @@ def _example(subject: explanations.Subject, example) -> int:
     return int(example)
 
 
-def rankings_figure(subject: explanations.Subject, example: int, methods=RANKINGS):
+def rankings_figure(subject: explanations.Subject, example: int, methods=RANKINGS, words=None):
     """One example's steps ranked by each of ``methods``, one row of bars per method (each
-    scaled to its largest), the true cause shaded; a method the model cannot support says why."""
+    scaled to its largest), the true cause shaded; a method the model cannot support says why.
+    ``words``: the steps' names under the bars (a translator's source words), or None for their
+    numbers."""
     if not isinstance(subject, explanations.Subject):
         raise TypeError(f"subject must be a Subject (registry), got {type(subject).__name__}")
     example = _example(subject, example)
@@ -73,9 +75,14 @@ def rankings_figure(subject: explanations.Subject, example: int, methods=RANKING
         raise TypeError(f"methods must be a list of ranking names, got {methods!r}")
     methods = [checks.choice(m, "methods", explanations.Subject.METHODS) for m in methods]
     # no text below 8.5 points: the frames are a phone's width, shown there at about 0.63
-    fig, axes = plots.figure(nrows=len(methods), width=4.6, height=0.25 + 0.72 * len(methods))
+    labels = 0.0 if words is None else 0.7  # room for the slanted words under the last row
+    fig, axes = plots.figure(
+        nrows=len(methods), width=4.6, height=0.25 + 0.72 * len(methods) + labels
+    )
     axes = np.atleast_1d(axes)
     steps = subject.weights.shape[1]
+    if words is not None and (isinstance(words, str) or len(words) != steps):
+        raise ValueError(f"words must name the {steps} steps, got {words!r}")
     truth = None if subject.truth is None else int(subject.truth[example])
     for ax, method in zip(axes, methods):
         reason = subject.supports(method)
@@ -107,25 +114,49 @@ def rankings_figure(subject: explanations.Subject, example: int, methods=RANKING
             ax.set_title(method, fontsize=9, loc="left")
         ax.set_ylim(0, 1.05)
         ax.set_yticks([])
-        ax.set_xticks(
-            range(steps), [str(t) if steps <= 20 else "" for t in range(steps)], fontsize=8.5
-        )
-    axes[-1].set_xlabel("step (bars scaled to each row's largest)", fontsize=8.5)
+        if words is None:
+            ax.set_xticks(
+                range(steps), [str(t) if steps <= 20 else "" for t in range(steps)], fontsize=8.5
+            )
+        elif ax is axes[-1]:
+            ax.set_xticks(range(steps), words, fontsize=8.5, rotation=60, ha="right")
+        else:  # the words once, under the last row
+            ax.set_xticks(range(steps), [""] * steps)
+    axes[-1].set_xlabel(
+        f"{'source word' if words is not None else 'step'} (bars scaled to each row's largest)",
+        fontsize=8.5,
+    )
     return fig
+
+
+def _words(model: str, subject: explanations.Subject, example: int):
+    """A translator's source words of ``example``; None for a model whose steps are not words
+    of the translation task."""
+    if registry.MODELS[model].family != "translators":
+        return None
+    from ..tasks import translation
+
+    return [translation.SOURCE_WORDS[i] for i in np.asarray(subject.inputs[0])[example]]
 
 
 def describe_rankings(model: str, method: str, example: int) -> str:
     """The chosen example's rankings in words, and the model's share of examples, over seeds,
     whose cause ``method`` puts first (from the stored sweep)."""
-    subject = _subject(model, first_seed(model))
+    seed = first_seed(model)
+    subject = _subject(model, seed)
     example = _example(subject, example)
-    lines = [f"{subject.name}, example {example}"]
+    words = _words(model, subject, example)
+
+    def name(t):  # a step by its source word where it has one
+        return f"{t} ({words[t]})" if words is not None else str(t)
+
+    lines = [f"{subject.name}, seed {seed}, example {example}"]
     reason = subject.supports(method)
     if reason:
         return "\n".join(lines + textwrap.wrap(f"{method}: cannot, {reason}", pages.WIDTH))
     values = subject.importance(method)[example]
     order = np.argsort(-values, kind="stable")
-    ranked = " ".join(str(t) for t in order[:8]) + (" …" if len(order) > 8 else "")
+    ranked = " ".join(name(t) for t in order[:8]) + (" …" if len(order) > 8 else "")
     lines.append(f"{method}, most important first: {ranked}")
     if subject.truth is None:
         lines += textwrap.wrap(f"no true cause: {subject.cannot['truth']}", pages.WIDTH)
@@ -133,14 +164,15 @@ def describe_rankings(model: str, method: str, example: int) -> str:
     truth = int(subject.truth[example])
     place = int(explanations.rank_of_truth(values[None], [truth])[0])
     lines.append(
-        f"true cause: step {truth}, ranked {place + 1} of {len(values)} "
+        f"true cause: step {name(truth)}, ranked {place + 1} of {len(values)} "
         "(steps tied with it count as above it)"
     )
-    spread = explanation_runs.spread(explanation_runs.stored(), model, f"first: {method}")
-    median, low, high = spread
+    stored = explanation_runs.stored()
+    share = stored[model]["cards"][seed]["values"][f"first: {method}"]
+    _, low, high = explanation_runs.spread(stored, model, f"first: {method}")
     lines.append(
-        f"{method} ranks the cause first in {median:.2f} of the examples for the "
-        f"median seed ({low:.2f} to {high:.2f} over seeds)"
+        f"{method} ranks the cause first in {share:.2f} of this seed's examples "
+        f"({low:.2f} to {high:.2f} over the model's seeds)"
     )
     return "\n".join(textwrap.fill(line, pages.WIDTH) for line in lines)
 
@@ -149,7 +181,7 @@ def render_rankings(model: str, method: str, example: int):
     """The twin's frame: ``method``'s ranking of the example above the attention weights."""
     subject = _subject(model, first_seed(model))
     shown = ["attention"] if method == "attention" else [method, "attention"]
-    return rankings_figure(subject, example, shown)
+    return rankings_figure(subject, example, shown, _words(model, subject, example))
 
 
 def rank_an_example(static: bool = False):
@@ -166,7 +198,7 @@ def rank_an_example(static: bool = False):
         render_rankings,
         describe_rankings,
         static=static,
-        dpi=100,  # 121 frames: at 110 dpi the page would pass its 1.5 MB on a phone
+        dpi=90,  # 121 frames: at 100 dpi the page would pass its 1.5 MB on a phone
         alt="Bars over the steps of one example: the chosen ranking above the attention "
         "weights, each scaled to its largest, with the true cause shaded.",
     )

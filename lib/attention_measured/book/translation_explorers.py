@@ -77,7 +77,7 @@ def render_pair(source):
 @plots.styled
 def render_alignment(model: str, length: int = 12, seed: int = 0):
     """Where each output word looked: the model's attention while it translates greedily, with
-    the true alignment ringed."""
+    the true alignment ringed up to the first wrong word."""
     r = translation_runs.translate(_attending(model), seed, test_sentence(length))
     words = list(r["output"])
     shown = len(words) + 1  # the output words and the step that wrote </s> (or the last step)
@@ -88,7 +88,10 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
     plots.heatmap(ax, weights, rows[: len(weights)], list(r["source"]), title=model, colorbar=False)
     ax.set_xlabel("source word")
     ax.set_ylabel("output word")
-    truth = [(i, j) for i, j in enumerate(r["alignment"]) if i < len(weights)]
+    # the true alignment is ringed only while the output is the reference: after a mistake the
+    # model translates its own words, not the reference's
+    still = _still_right(words, r["reference"])
+    truth = [(i, j) for i, j in enumerate(r["alignment"]) if i < min(len(weights), still)]
     ax.scatter(
         [j for _, j in truth],
         [i for i, _ in truth],
@@ -98,6 +101,13 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
         linewidths=1.2,
     )
     return fig
+
+
+def _still_right(output, reference) -> int:
+    """How many output words come before the first that differs from the reference (or before
+    either ends)."""
+    wrong = [i for i, (a, b) in enumerate(zip(output, reference)) if a != b]
+    return wrong[0] if wrong else min(len(output), len(reference))
 
 
 def _attending(model: str) -> str:
@@ -111,8 +121,13 @@ def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
     r = translation_runs.translate(_attending(model), seed, test_sentence(length))
     reference, output = r["reference"], r["output"]
     right = sum(a == b for a, b in zip(output, reference))
-    heaviest = r["weights"][: len(reference)].argmax(axis=1)
-    on_truth = int(np.sum(heaviest == np.array(r["alignment"])))
+    alignment = np.array(r["alignment"])
+    # scored only while the output is still the reference: after a wrong word, the word the
+    # model is translating is no longer the one the reference aligns
+    still = _still_right(output, reference)
+    heaviest = r["weights"][:still].argmax(axis=1)
+    on_truth = int(np.sum(heaviest == alignment[:still]))
+    forced = int(np.sum(r["forced"][: len(reference)].argmax(axis=1) == alignment))
     lines = [f"{model}, seed {seed}, test sentence of {length} words"]
     for label, words in (("source", r["source"]), ("output", output), ("reference", reference)):
         lines += textwrap.wrap(f"{label}: {' '.join(words)}", pages.WIDTH, subsequent_indent="  ")
@@ -120,7 +135,9 @@ def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
     lines.append(
         f"exact: {'yes' if tuple(output) == tuple(reference) else 'no'}; {right} of {n} words right"
     )
-    lines.append(f"heaviest weight on the word being translated: {on_truth} of {n} words")
+    lines.append("heaviest weight on the word being translated:")
+    lines.append(f"  {on_truth} of {still} while the output matches the reference")
+    lines.append(f"  {forced} of {n} given the true previous words")
     return "\n".join(lines)
 
 

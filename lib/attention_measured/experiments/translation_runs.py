@@ -230,10 +230,11 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
     (``beam`` 1) or by beam search of width ``beam`` (:mod:`decoding`).
 
     Returns "source" and "output" words, the "reference" translation and its "alignment",
-    the "log_prob", the model's log-probability of the output and its </s>, and the
-    "weights" (steps, source words) where each output word looked (None for the fixed
-    context).  The output is read up to its first </s>; decoding stops after the source
-    length + 1 words.
+    the "log_prob", the model's log-probability of the output and its </s>, the "weights"
+    (steps, source words) where each output word looked, and the "forced" weights (n + 1,
+    source words) where each word of the reference and its </s> looked when the model was
+    given the true previous words (both None for the fixed context).  The output is read up to
+    its first </s>; decoding stops after the source length + 1 words.
     """
     checks.choice(name, "name", MODELS)
     beam = checks.integer(beam, "beam", 1)
@@ -246,6 +247,8 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
     else:
         ids = decoded.ids
         weights = model.forward(params, (source_ids, ids)).weights
+    target_ids = np.array([[translation.TARGET_IDS[w] for w in (*pair.target, translation.EOS)]])
+    forced = model.forward(params, (source_ids, target_ids)).weights
     return {
         "source": pair.source,
         "output": translation.decode_target(ids[0]),
@@ -253,4 +256,5 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
         "alignment": pair.alignment,
         "log_prob": float(decoded.log_prob[0]),
         "weights": None if weights is None else weights[0],
+        "forced": None if forced is None else forced[0],
     }

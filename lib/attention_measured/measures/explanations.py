@@ -10,7 +10,8 @@ function that re-runs the model:
 - :func:`jensen_shannon`: the divergence between two sets of weights (Jain & Wallace 2019;
   Wiegreffe & Pinter 2019), SciPy's distance squared, at most ln 2;
 - :func:`comprehensiveness`, :func:`sufficiency`: what the top-k steps of a ranking carry
-  (DeYoung et al. 2020, ERASER);
+  (DeYoung et al. 2020, ERASER), and :func:`comprehensiveness_aopc`, :func:`sufficiency_aopc`,
+  their average over ERASER's bins, as the paper reports them;
 - :func:`rollout`, :func:`attention_flow`: attention through several layers (Abnar & Zuidema
   2020), the flow by NetworkX's maximum flow;
 - :func:`permutation_test` (and its median, :func:`permutation_effect`),
@@ -29,7 +30,10 @@ variation distance (:func:`output_change`).
 
 Shapes: N examples, T steps; an importance is (N, T), larger meaning more important.
 :class:`Subject` puts a trained model behind the interface these measures take, and ranks its
-steps by every method; :mod:`attention_measured.experiments.subjects` builds one for each model.
+steps by every method: attention, the gradients of Serrano & Smith, the saliency methods
+attention is measured against (gradient × input, Jain & Wallace's gradient with the weights
+held, Integrated Gradients of Sundararajan et al. 2017) and leave one out;
+:mod:`attention_measured.experiments.registry` builds one for each model.
 """
 
 from __future__ import annotations
@@ -172,6 +176,39 @@ def sufficiency(predict, importance, k: int) -> np.ndarray:
     method: of the ways to break a tie at the k-th place, the one that keeps least is taken.
     """
     return _top_k_output(predict, importance, k, True, np.minimum)
+
+
+ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)  # ERASER's shares of the steps removed or kept
+
+
+def eraser_k(steps: int, fractions=ERASER_BINS) -> np.ndarray:
+    """How many steps ERASER removes (or keeps) for each share in ``fractions`` of a sequence of
+    ``steps`` steps: ceil(steps × share), at least 1 and at most ``steps`` (DeYoung et al.
+    2020, as their baseline models compute it).  For twelve steps: 1, 1, 2, 3, 6."""
+    steps = checks.integer(steps, "steps", 1)
+    fractions = checks.array(fractions, "fractions", copy=False)
+    if fractions.ndim != 1 or not len(fractions) or np.any((fractions <= 0) | (fractions > 1)):
+        raise ValueError(f"fractions must be shares in (0, 1], got {fractions}")
+    return np.clip(np.ceil(steps * fractions - 1e-9).astype(int), 1, steps)
+
+
+def _aopc(measure, predict, importance, fractions) -> np.ndarray:
+    importance = _importance(importance, "importance")
+    ks = eraser_k(importance.shape[1], fractions)
+    return np.mean([measure(predict, importance, int(k)) for k in ks], axis=0)
+
+
+def comprehensiveness_aopc(predict, importance, fractions=ERASER_BINS) -> np.ndarray:
+    """ERASER's comprehensiveness as its authors report it: :func:`comprehensiveness` averaged
+    over the bins ``fractions`` of the steps (the area over the perturbation curve, AOPC, with
+    k from :func:`eraser_k`), per example (DeYoung et al. 2020): (N,).  The average divides by
+    the number of bins, as their scorer does."""
+    return _aopc(comprehensiveness, predict, importance, fractions)
+
+
+def sufficiency_aopc(predict, importance, fractions=ERASER_BINS) -> np.ndarray:
+    """ERASER's sufficiency averaged over its bins, as :func:`comprehensiveness_aopc`: (N,)."""
+    return _aopc(sufficiency, predict, importance, fractions)
 
 
 def _layers(attentions) -> np.ndarray:
@@ -502,6 +539,18 @@ def _pooled(weights, inputs, labels) -> tuple[np.ndarray, np.ndarray]:
 STEP = 1e-4  # the finite-difference step of the gradient methods
 
 
+IG_STEPS = 16  # intervals of Integrated Gradients' trapezoidal rule, to begin with
+
+
+IG_MOST_STEPS = 256  # and at most (the paper: 20 to 300 steps are enough)
+
+
+PATH_ROWS = 512  # rows per forward pass of Integrated Gradients' points (measured best)
+
+
+IG_TOLERANCE = 0.05  # the paper's check: the steps add up to p(x) − p(0) within 5%
+
+
 class Subject:
     """A trained model and the examples it is explained on, behind the one interface every
     measure above takes (Part VI).  Any model of the book's protocol (:mod:`~.protocol`) can be
@@ -535,6 +584,8 @@ class Subject:
         "gradient",
         "attention × gradient",
         "gradient × input",
+        "gradient × input, weights held",
+        "integrated gradients",
         "leave one out",
         "rollout",
         "flow",
@@ -543,6 +594,7 @@ class Subject:
     NEEDS = {  # what each ranking needs that a model may lack
         "gradient": "replace",
         "attention × gradient": "replace",
+        "gradient × input, weights held": "replace",
         "rollout": "layers",
         "flow": "layers",
     }
@@ -729,31 +781,87 @@ class Subject:
         ``keep`` (N, T) is True."""
         return self._of_decision(self.output(keep=checks.mask(keep, "keep", self.weights.shape)))
 
-    def _of_decision(self, probabilities: np.ndarray) -> np.ndarray:
-        return probabilities[np.arange(len(probabilities)), self.decision]
+    def _of_decision(self, probabilities: np.ndarray, rows=None) -> np.ndarray:
+        """The decision's probability (n,) in ``probabilities`` (n, K) of the examples
+        ``rows`` (all by default)."""
+        decision = self.decision if rows is None else self.decision[rows]
+        return probabilities[np.arange(len(probabilities)), decision]
 
-    def _margin(self, **change) -> np.ndarray:
-        """The decision's log-odds, log p − log(1 − p), computed from the scores: (N,)."""
-        logits = np.asarray(self._logits(**change), dtype=float)
-        own = logits[np.arange(len(logits)), self.decision]
+    def _margin(self, rows=None, **change) -> np.ndarray:
+        """The decision's log-odds, log p − log(1 − p), computed from the scores: (n,), for
+        the examples ``rows`` (all by default)."""
+        logits = np.asarray(self._logits(rows=rows, **change), dtype=float)
+        decision = self.decision if rows is None else self.decision[rows]
+        own = logits[np.arange(len(logits)), decision]
         others = logits.copy()
-        others[np.arange(len(logits)), self.decision] = -np.inf
+        others[np.arange(len(logits)), decision] = -np.inf
         return own - logsumexp(others, axis=1)
 
-    def _spread(self) -> np.ndarray:
-        """p (1 − p) of the decision, 1 − p summed from the other classes: (N,)."""
-        own = self._of_decision(self.probabilities)
-        return own * (self.probabilities.sum(axis=1) - own)
+    def _spread(self, probabilities=None, rows=None) -> np.ndarray:
+        """p (1 − p) of the decision, 1 − p summed from the other classes: (n,); of the model's
+        own ``probabilities`` unless others (n, K), of the examples ``rows``, are given."""
+        probabilities = self.probabilities if probabilities is None else probabilities
+        own = self._of_decision(probabilities, rows)
+        return own * (probabilities.sum(axis=1) - own)
 
-    def _slope(self, name: str, start: np.ndarray) -> np.ndarray:
-        """∂ margin / ∂ start_t for each step t, by central differences: (N, T), signed."""
-        out = np.empty(self.weights.shape)
-        for t in range(self.weights.shape[1]):
+    def _slope(self, name: str, start: np.ndarray, rows=None, **held) -> np.ndarray:
+        """∂ margin / ∂ start_t for each step t, by central differences: (n, T), signed, for
+        the examples ``rows`` (all by default); the changes in ``held`` stay as given."""
+        out = np.empty(start.shape)
+        for t in range(start.shape[1]):
             up, down = start.copy(), start.copy()
             up[:, t] += STEP
             down[:, t] -= STEP
-            out[:, t] = (self._margin(**{name: up}) - self._margin(**{name: down})) / (2 * STEP)
+            out[:, t] = (
+                self._margin(rows, **{name: up}, **held)
+                - self._margin(rows, **{name: down}, **held)
+            ) / (2 * STEP)
         return out
+
+    def _path_slopes(self, rows: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+        """∂ p / ∂ s_t at every input scaled by each of ``alphas``, for the examples ``rows``:
+        (len(alphas), n, T).  Several points of the path run as one batch of at most
+        :data:`PATH_ROWS` rows, since a pass over a few rows costs nearly as much as over
+        many (and one over thousands more per row than one over hundreds)."""
+        steps = self.weights.shape[1]
+        out = np.empty((len(alphas), len(rows), steps))
+        per_call = max(1, PATH_ROWS // len(rows))
+        for first in range(0, len(alphas), per_call):
+            chunk = alphas[first : first + per_call]
+            start = np.repeat(chunk, len(rows))[:, None] * np.ones((1, steps))
+            copies = np.tile(rows, len(chunk))
+            p = softmax(self._logits(scale=start, rows=copies))
+            slope = self._spread(p, copies)[:, None] * self._slope("scale", start, copies)
+            out[first : first + len(chunk)] = slope.reshape(len(chunk), len(rows), steps)
+        return out
+
+    def _integrated(self) -> np.ndarray:
+        """Integrated Gradients of p, the decision's probability, along the straight path from
+        every input scaled to 0 to the input itself (Sundararajan et al. 2017): (N, T), signed.
+
+        The integral is taken by the trapezoidal rule, as the authors' code takes it, over
+        :data:`IG_STEPS` intervals; as the paper advises, an example whose steps do not add
+        up to p(x) − p(0) within :data:`IG_TOLERANCE` is integrated again with twice as many
+        intervals (the new points halfway between the old), up to :data:`IG_MOST_STEPS`."""
+        n, steps = self.weights.shape
+        change = self._of_decision(self.probabilities) - self._of_decision(
+            softmax(self._logits(scale=np.zeros((n, steps))))
+        )
+        intervals = np.full(n, IG_STEPS)  # each example's, as it is refined
+        rule = np.array([0.5] + [1.0] * (IG_STEPS - 1) + [0.5])  # the trapezoid's weights
+        alphas = np.arange(IG_STEPS + 1) / IG_STEPS
+        total = np.einsum("k,knt->nt", rule, self._path_slopes(np.arange(n), alphas))
+        rows = np.arange(n)  # total / intervals is the integral; a finer rule adds midpoints
+        while len(rows):
+            gap = np.abs(total[rows].sum(axis=1) / intervals[rows] - change[rows])
+            rows = rows[gap > IG_TOLERANCE * np.maximum(np.abs(change[rows]), 0.01)]
+            if not len(rows) or intervals[rows[0]] >= IG_MOST_STEPS:
+                break
+            now = intervals[rows[0]]
+            halfway = (2 * np.arange(now) + 1) / (2 * now)
+            total[rows] += self._path_slopes(rows, halfway).sum(axis=0)
+            intervals[rows] = 2 * now
+        return total / intervals[:, None]
 
     # -------------------------------------------------------------- rankings
     def supports(self, method: str) -> str | None:
@@ -772,7 +880,14 @@ class Subject:
           keeps its digits where p is within rounding of 1;
         - ``"attention × gradient"``: a_t ∂ p / ∂ a_t, signed (Serrano & Smith 2019);
         - ``"gradient × input"``: |∂ m / ∂ x_t · x_t|, the change of m as step t's input is
-          scaled (Jain & Wallace 2019 rank by the gradient with respect to the input);
+          scaled, the gradient flowing through the attention too (the saliency of Bastings &
+          Filippova 2020);
+        - ``"gradient × input, weights held"``: |∂ p / ∂ x_t · x_t| with the attention weights
+          held at the model's own, Jain & Wallace's (2019) gradient, which "disconnects the
+          computation graph at the attention module";
+        - ``"integrated gradients"``: ∫ ∂ p / ∂ x_t · x_t along the inputs scaled from 0 to 1,
+          signed (Sundararajan et al. 2017), by :data:`IG_STEPS` intervals; its steps add up to
+          p(x) − p(0), the completeness axiom;
         - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
           removal test);
         - ``"rollout"``, ``"flow"``: the weights carried down through ``layers`` by
@@ -796,6 +911,11 @@ class Subject:
             return self.weights * self.importance("gradient")
         if method == "gradient × input":
             return np.abs(self._slope("scale", np.ones((n, steps))))
+        if method == "gradient × input, weights held":
+            held = self._slope("scale", np.ones((n, steps)), weights=self.weights)
+            return np.abs(self._spread()[:, None] * held)
+        if method == "integrated gradients":
+            return self._integrated()
         if method == "leave one out":  # Part I's removal test, on the decision's probability
             without = np.empty((n, steps))
             for t in range(steps):
@@ -822,18 +942,30 @@ REMOVAL_RANKINGS = ("attention", "random", "gradient", "attention × gradient")
 MEASURES = {
     "first": "share of examples whose true cause the ranking puts first",
     "rank": "mean place of the true cause in the ranking (0 = first)",
-    "τ gradient × input": "median Kendall τ of attention and gradient × input",
-    "τ leave one out": "median Kendall τ of attention and leave one out",
+    "τ gradient × input, weights held": (
+        "median Kendall τ of attention and gradient × input with the weights held (Jain & "
+        "Wallace's τ_g)"
+    ),
+    "τ leave one out": (
+        "median Kendall τ of attention and leave one out (Jain & Wallace's τ_loo, the step "
+        "hidden from attention rather than deleted from the input)"
+    ),
     "permutation": "median output change when the weights are shuffled",
     "permutation flips": "mean share of shuffles of the weights that flip the decision",
     "adversarial": f"median JSD of weights found within ε = {EPSILON} of the output",
-    "uniform kept": "share of decisions kept when every weight is 1/T",
+    "uniform kept": "share of decisions kept when every weight is 1/T at test time, untrained",
     "flips heaviest": "share of decisions flipped by zeroing the heaviest weight",
     "flips random": "share of decisions flipped by zeroing a random other weight",
     "removed": "mean share of steps zeroed, by a ranking, before the decision flips",
     "comprehensiveness": "mean drop of p when the top step of a ranking is removed",
     "sufficiency": "mean drop of p when the top step of a ranking is all that is kept",
+    "comprehensiveness AOPC": "comprehensiveness averaged over ERASER's bins of the steps",
+    "sufficiency AOPC": "sufficiency averaged over ERASER's bins of the steps",
 }
+
+
+SALIENCY = ("attention", "gradient × input", "integrated gradients", "leave one out")
+# the rankings whose top steps the removal measures take out (attention and its rivals)
 
 
 def scorecard(subjects, seed: int = 0) -> dict:
@@ -871,7 +1003,11 @@ def scorecard(subjects, seed: int = 0) -> dict:
         if np.all(np.isnan(joined)):  # Kendall's τ of a ranking that ties every step
             cannot[name] = "every step has the same weight, so attention orders no steps"
             continue
-        median = name.split(":")[0] in ("τ gradient × input", "τ leave one out", "permutation")
+        median = name.split(":")[0] in (
+            "τ gradient × input, weights held",
+            "τ leave one out",
+            "permutation",
+        )
         median = median or name == "adversarial"
         values[name] = float(np.nanmedian(joined) if median else np.mean(joined))
     return {"values": values, "cannot": cannot}
@@ -894,11 +1030,20 @@ def _card(s: Subject, rng, add, cannot, searched) -> None:
         else:
             add(f"first: {method}", rank_of_truth(ranked[method], s.truth) == 0)
             add(f"rank: {method}", rank_of_truth(ranked[method], s.truth))
-    add("τ gradient × input", kendall_tau(s.weights, ranked["gradient × input"]))
+    held = "gradient × input, weights held"
+    if held in ranked:
+        add(f"τ {held}", kendall_tau(s.weights, ranked[held]))
+    else:
+        cannot[f"τ {held}"] = s.supports(held)
     add("τ leave one out", kendall_tau(s.weights, ranked["leave one out"]))
-    for method in ("attention", "gradient × input", "leave one out"):
+    for method in SALIENCY:
         add(f"comprehensiveness: {method}", comprehensiveness(s.keep_predict, ranked[method], 1))
         add(f"sufficiency: {method}", sufficiency(s.keep_predict, ranked[method], 1))
+        add(
+            f"comprehensiveness AOPC: {method}",
+            comprehensiveness_aopc(s.keep_predict, ranked[method]),
+        )
+        add(f"sufficiency AOPC: {method}", sufficiency_aopc(s.keep_predict, ranked[method]))
     replacing = [
         "permutation",
         "permutation flips",
