@@ -114,3 +114,21 @@ def test_write_refuses_a_missing_folder_before_it_sweeps(tmp_path, monkeypatch):
 def test_the_table_refuses_what_is_not_a_sweep(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_moved_far_counts_the_seeds_whose_trained_adversary_moved_beyond_far():
+    cards = {
+        seed: {"values": {"adversarial training": v}, "cannot": {}}
+        for seed, v in enumerate([0.01, explanation_runs.FAR + 0.01, 0.6])
+    }
+    result = {
+        "m": {"family": "f", "cards": cards},
+        "n": {
+            "family": "f",
+            "cards": {0: {"values": {}, "cannot": {"adversarial training": "no adversary"}}},
+        },
+    }
+    assert explanation_runs.moved_far(result, "m") == 2
+    assert explanation_runs.moved_far(result, "n") == 0
+    with pytest.raises(ValueError, match="model"):
+        explanation_runs.moved_far(result, "o")

@@ -146,6 +146,18 @@ def spread(result: dict, model: str, measure: str) -> tuple[float, float, float]
     return float(np.median(values)), float(np.min(values)), float(np.max(values))
 
 
+FAR = 0.4  # a trained adversary whose weights moved beyond this median JSD moved far
+
+
+def moved_far(result: dict, model: str) -> int:
+    """How many of ``model``'s seeds in ``result`` have a trained adversary (Wiegreffe &
+    Pinter's, ``"adversarial training"``) whose weights moved beyond :data:`FAR` while keeping
+    the answers (Part VI, "A hundred seeds and ten flavours"); 0 for a model without one."""
+    _check_result(result)
+    cards = result[checks.choice(model, "model", result)]["cards"].values()
+    return int(sum(c["values"].get("adversarial training", 0.0) > FAR for c in cards))
+
+
 def table(result: dict, measures, models=None) -> tuple[list[str], list[list]]:
     """(models, rows): one row per model, one (median, low, high) or reason per measure."""
     _check_result(result)

@@ -886,8 +886,8 @@ class Subject:
           held at the model's own, Jain & Wallace's (2019) gradient, which "disconnects the
           computation graph at the attention module";
         - ``"integrated gradients"``: ∫ ∂ p / ∂ x_t · x_t along the inputs scaled from 0 to 1,
-          signed (Sundararajan et al. 2017), by :data:`IG_STEPS` intervals; its steps add up to
-          p(x) − p(0), the completeness axiom;
+          signed (Sundararajan et al. 2017), from :data:`IG_STEPS` intervals, refined where needed;
+          its steps add up to p(x) − p(0), the completeness axiom;
         - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
           removal test);
         - ``"rollout"``, ``"flow"``: the weights carried down through ``layers`` by
@@ -953,7 +953,7 @@ MEASURES = {
     "permutation": "median output change when the weights are shuffled",
     "permutation flips": "mean share of shuffles of the weights that flip the decision",
     "adversarial": f"median JSD of weights found within ε = {EPSILON} of the output",
-    "uniform kept": "share of decisions kept when every weight is 1/T at test time, untrained",
+    "uniform kept": "share of decisions kept when every weight is 1/T at test time, not retrained",
     "flips heaviest": "share of decisions flipped by zeroing the heaviest weight",
     "flips random": "share of decisions flipped by zeroing a random other weight",
     "removed": "mean share of steps zeroed, by a ranking, before the decision flips",
