@@ -43,6 +43,24 @@ def main() -> None:
     for family, (whole, quick) in times.items():
         ratio = whole / times["marked step"][0]
         print(f"  {CARDS[family]:<32}{whole:7.1f} s{quick:12.1f} s{ratio:9.1f}x")
+    # a translator explained at every word repeats each sentence once per word: the Subject runs
+    # each distinct input once (Subject._distinct); the same ranking with every copy run
+    translator = registry.subjects("Bahdanau", 0)
+
+    def saliency():
+        for subject in translator:
+            subject._cache.pop("gradient × input", None)
+            subject.importance("gradient × input")
+
+    once = best_of(saliency, 1)
+    distinct = explanations.Subject._distinct
+    explanations.Subject._distinct = lambda self, inputs, change: (None, None)
+    try:
+        every = best_of(saliency, 1)
+    finally:
+        explanations.Subject._distinct = distinct
+    print(f"  Bahdanau's gradient × input, each sentence once: {once:.1f} s, every copy run:")
+    print(f"  {every:.1f} s ({every / once:.1f} times as long)")
     counts = {}
     for entry in registry.MODELS.values():
         counts[entry.family] = counts.get(entry.family, 0) + len(entry.seeds)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from attention_measured.measures import explanations
+from attention_measured.models.protocol import Output
 
 CASES = {  # name: weight rows (N, T), every row on the simplex
     "one step": np.array([[1.0], [1.0]]),
@@ -349,3 +350,40 @@ def test_aopc_is_the_mean_over_erasers_bins(case):
         # ERASER's scorer: np.average over the bins, dividing by their number, not by |B| + 1
         expected = sum(single(keep_predict, w, k) for k in ks) / len(ks)
         np.testing.assert_allclose(aopc(keep_predict, w), expected)
+
+
+class _GivenWeights:
+    """A model of the book's protocol whose weights are its parameters (N, T) and whose values
+    are its inputs (N, T, D): the logit is Σ_t a_t (x_t · 1)."""
+
+    output_kind = "logit"
+    cannot: dict = {}
+
+    def forward(self, params, inputs, *, keep=None, weights=None, scale=None):
+        x = inputs if scale is None else inputs * scale[..., None]
+        a = params if weights is None else weights
+        return Output(np.einsum("nt,ntd->n", a, x), a)
+
+    def contributions(self, params, inputs):
+        return params[..., None] * inputs
+
+
+def norms_reference(weights, values):
+    """Kobayashi et al.'s ‖α_t f(x_t)‖, step by step, with f the identity."""
+    out = np.zeros(weights.shape)
+    for n, t in itertools.product(*map(range, weights.shape)):
+        out[n, t] = math.sqrt(sum((weights[n, t] * v) ** 2 for v in values[n, t]))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_norm_weighted_attention_is_kobayashis_length_of_what_each_step_adds(case):
+    weights = CASES[case]
+    values = np.random.RandomState(3).normal(size=weights.shape + (3,))
+    subject = explanations.Subject(_GivenWeights(), weights, values, name=case)
+    np.testing.assert_allclose(
+        subject.importance("norm-weighted attention"),
+        norms_reference(weights, values),
+        atol=1e-15,
+    )
+    assert "deleted" in subject.supports("leave one out, deleted")

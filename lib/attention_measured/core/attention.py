@@ -389,6 +389,35 @@ def multi_head_attention(
     return (output if biases is None else output + b[3]), weights
 
 
+def step_contributions(weights, values, heads: int = 1, W_O=None) -> np.ndarray:
+    """What each step adds to each row's attention output, Kobayashi et al.'s (2020) α f(x)
+    (Part VI, "Seven rankings"): (..., n, m, d), the vector Σ_h α_{h,i,j} v_{h,j} W_O^h that
+    step j adds to row i, whose norm ranks the steps.
+
+    weights: (..., n, m) for one head, (..., H, n, m) for ``heads`` = H; values: (..., m, H·dv),
+    the values the weights average, biases included; W_O: (H·dv, d), the output projection
+    the heads' outputs pass through, or None (d = H·dv).  Summed over the steps, the vectors
+    give the attention's output (before W_O's bias)."""
+    heads = checks.integer(heads, "heads", 1)
+    weights = checks.array(weights, "weights", copy=False)
+    values = checks.array(values, "values", copy=False)
+    if heads == 1:
+        weights = weights[..., None, :, :]
+    if weights.ndim < 3 or values.ndim < 2 or values.shape[-2] != weights.shape[-1]:
+        raise ValueError(
+            f"weights (..., [H,] n, m) and values (..., m, H·dv) must share m, got "
+            f"{weights.shape} and {values.shape}"
+        )
+    if weights.shape[-3] != heads or values.shape[-1] % heads:
+        raise ValueError(f"weights and values must hold {heads} heads, got {weights.shape}")
+    per_head = split_heads(values, heads)  # (..., H, m, dv)
+    if W_O is not None:
+        W_O = checks.array(W_O, "W_O", shape=(values.shape[-1], None), copy=False)
+        dv = values.shape[-1] // heads
+        per_head = np.einsum("...hmv,hvd->...hmd", per_head, W_O.reshape(heads, dv, -1))
+    return np.einsum("...hnm,...hmd->...nmd", weights, per_head)
+
+
 def multi_head_attention_backward(
     queries,
     keys,

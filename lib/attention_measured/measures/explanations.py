@@ -574,7 +574,8 @@ class Subject:
     sum to one, as local-p's); ``probabilities`` (N, K) and ``decision`` (N,), the model's
     answer; ``layers`` (N, L, T, T), the self-attention beneath, for rollout and flow; ``cannot``
     {what: why} for what the model cannot do: ``"truth"``, ``"replace"`` (its weights cannot be
-    swapped for others) or ``"layers"``.
+    swapped for others), ``"layers"``, ``"delete"`` (its input cannot lose a step: no
+    ``without_step``) or ``"contributions"`` (it does not report what each step adds).
 
     Every ranking is computed here, once, for every model (:meth:`importance`).
     """
@@ -587,14 +588,18 @@ class Subject:
         "gradient × input, weights held",
         "integrated gradients",
         "leave one out",
+        "leave one out, deleted",
+        "norm-weighted attention",
         "rollout",
         "flow",
     )
-    LACKS = ("replace", "truth", "layers")  # what a subject may lack: other weights, a cause
+    LACKS = ("replace", "truth", "layers", "delete", "contributions")  # what a subject may lack
     NEEDS = {  # what each ranking needs that a model may lack
         "gradient": "replace",
         "attention × gradient": "replace",
         "gradient × input, weights held": "replace",
+        "leave one out, deleted": "delete",
+        "norm-weighted attention": "contributions",
         "rollout": "layers",
         "flow": "layers",
     }
@@ -650,6 +655,12 @@ class Subject:
         self.cannot = {}
         if "weights" in getattr(model, "cannot", {}):
             self.cannot["replace"] = model.cannot["weights"]
+        if "delete" in getattr(model, "cannot", {}):
+            self.cannot["delete"] = model.cannot["delete"]
+        elif not callable(getattr(model, "without_step", None)):
+            self.cannot["delete"] = "the model has no way to read its input with a step deleted"
+        if not callable(getattr(model, "contributions", None)):
+            self.cannot["contributions"] = "the model does not report what each step adds"
         if truth is None:
             if no_truth is not None and not isinstance(no_truth, str):
                 raise TypeError(f"no_truth must say why there is no truth, got {no_truth!r}")
@@ -665,6 +676,8 @@ class Subject:
             n, t = self.weights.shape
             if self.layers.ndim != 4 or self.layers.shape[:1] + self.layers.shape[2:] != (n, t, t):
                 raise ValueError(f"the model's layers must be (N, L, T, T) with N = {n}, T = {t}")
+        first, _ = self._distinct(inputs, {})
+        self._copies = 1 if first is None else n // len(first)  # rows read from one input
         self.probabilities = self._probabilities(own.output, np.arange(n))
         self.decision = self.probabilities.argmax(axis=1)
         self._cache: dict[str, np.ndarray] = {}
@@ -696,10 +709,11 @@ class Subject:
             output = output[np.arange(len(rows)), self._row[rows]]
         return probabilities(self.kind, output)
 
-    def _logits(self, weights=None, keep=None, scale=None, rows=None) -> np.ndarray:
+    def _logits(self, weights=None, keep=None, scale=None, rows=None, inputs=None) -> np.ndarray:
         """The model's class scores (n, K) for the examples ``rows`` (all by default), with one
         change applied to each example's explained row: ``keep`` or ``weights`` (n, T) over its
-        steps, ``scale`` (n, T) of its steps' inputs."""
+        steps, ``scale`` (n, T) of its steps' inputs; or for every example, other ``inputs``
+        (a step deleted)."""
         rows = np.arange(len(self.weights)) if rows is None else np.asarray(rows)
         every = np.arange(len(rows))
         columns = self._columns[rows]
@@ -719,17 +733,43 @@ class Subject:
             full = np.ones((len(rows), self._own.shape[-1]))
             full[every[:, None], columns] = scale
             change["scale"] = full
-        inputs = (
-            self.inputs
-            if len(rows) == len(self.weights) and np.all(rows == every)
-            else take(self.inputs, rows)
-        )
+        if inputs is None:
+            inputs = (
+                self.inputs
+                if len(rows) == len(self.weights) and np.all(rows == every)
+                else take(self.inputs, rows)
+            )
+        first, again = self._distinct(inputs, change)
+        if first is not None:  # run each distinct example once, read every row from it
+            inputs = take(inputs, first)
+            change = {name: value[first] for name, value in change.items()}
         output = np.asarray(self.model.forward(self.params, inputs, **change).output, dtype=float)
+        if first is not None:
+            output = output[again]
         if self.kind == "tokens":
             output = output[every, self._row[rows]]
         if self.kind == "logit":
             output = np.stack([np.zeros_like(output), output], axis=1)
         return output
+
+    def _distinct(self, inputs, change) -> tuple:
+        """(first, again): where several examples are one input read at different rows (a
+        translator explained at each word of a sentence) and the changes leave them alike,
+        ``first`` indexes one copy of each and ``again`` (n,) each example's copy among them,
+        so that the model runs once per distinct input; (None, None) where every example
+        differs or the inputs are not arrays."""
+        if self.kind != "tokens" or not isinstance(inputs, (tuple, np.ndarray)):
+            return None, None
+        parts = inputs if isinstance(inputs, tuple) else (inputs,)
+        n = len(parts[0])
+        table = [np.asarray(part, dtype=float).reshape(n, -1) for part in parts]
+        table += [np.asarray(v, dtype=float).reshape(n, -1) for v in change.values()]
+        _, first, again = np.unique(
+            np.concatenate(table, axis=1), axis=0, return_index=True, return_inverse=True
+        )
+        if len(first) == n:
+            return None, None
+        return first, again.reshape(n)
 
     def _place(self, full, every, rows, columns, values) -> None:
         """Write ``values`` (n, T) into the explained row's allowed steps of ``full``."""
@@ -821,11 +861,11 @@ class Subject:
     def _path_slopes(self, rows: np.ndarray, alphas: np.ndarray) -> np.ndarray:
         """∂ p / ∂ s_t at every input scaled by each of ``alphas``, for the examples ``rows``:
         (len(alphas), n, T).  Several points of the path run as one batch of at most
-        :data:`PATH_ROWS` rows, since a pass over a few rows costs nearly as much as over
-        many (and one over thousands more per row than one over hundreds)."""
+        :data:`PATH_ROWS` distinct inputs, since a pass over a few rows costs nearly as much
+        as over many (and one over thousands more per row than one over hundreds)."""
         steps = self.weights.shape[1]
         out = np.empty((len(alphas), len(rows), steps))
-        per_call = max(1, PATH_ROWS // len(rows))
+        per_call = max(1, PATH_ROWS * self._copies // len(rows))  # distinct inputs per call
         for first in range(0, len(alphas), per_call):
             chunk = alphas[first : first + per_call]
             start = np.repeat(chunk, len(rows))[:, None] * np.ones((1, steps))
@@ -888,8 +928,15 @@ class Subject:
         - ``"integrated gradients"``: ∫ ∂ p / ∂ x_t · x_t along the inputs scaled from 0 to 1,
           signed (Sundararajan et al. 2017), from :data:`IG_STEPS` intervals, refined where needed;
           its steps add up to p(x) − p(0), the completeness axiom;
-        - ``"leave one out"``: |p − p without step t|, p the decision's probability (Part I's
-          removal test);
+        - ``"leave one out"``: |p − p without step t|, p the decision's probability, the step
+          hidden from the explained row's attention (Part I's removal test);
+        - ``"leave one out, deleted"``: the same with step t deleted from the input, so that
+          everything the model computes from its input is computed again without it (Jain &
+          Wallace 2019's leave-one-out; equal to the above for a model whose steps meet only in
+          the attention, such as Part I's network);
+        - ``"norm-weighted attention"``: ‖a_t f(x_t)‖, the length of the vector step t adds to
+          the row's attention output (Kobayashi et al. 2020), from the model's
+          ``contributions``;
         - ``"rollout"``, ``"flow"``: the weights carried down through ``layers`` by
           :func:`rollout` and :func:`attention_flow` (Abnar & Zuidema 2020).
         """
@@ -923,6 +970,21 @@ class Subject:
                 keep[:, t] = False
                 without[:, t] = self.keep_predict(keep)
             return removal.effects(self._of_decision(self.probabilities), without)
+        if method == "leave one out, deleted":
+            without = np.empty((n, steps))
+            for t in range(steps):
+                inputs = self.model.without_step(self.inputs, self._columns[:, t])
+                without[:, t] = self._of_decision(softmax(self._logits(inputs=inputs)))
+            return removal.effects(self._of_decision(self.probabilities), without)
+        if method == "norm-weighted attention":
+            added = np.asarray(self.model.contributions(self.params, self.inputs), dtype=float)
+            if added.shape[:-1] != self._own.shape:
+                raise ValueError(
+                    f"{self.name}'s contributions must be its weights' shape {self._own.shape} "
+                    f"and a feature axis, got {added.shape}"
+                )
+            added = np.take_along_axis(self._pick(added), self._columns[:, :, None], axis=1)
+            return np.sqrt(np.sum(added * added, axis=-1))
         if method == "rollout":
             return np.einsum(
                 "nt,nts->ns", self.weights, np.array([rollout(a) for a in self.layers])
@@ -947,8 +1009,12 @@ MEASURES = {
         "Wallace's τ_g)"
     ),
     "τ leave one out": (
-        "median Kendall τ of attention and leave one out (Jain & Wallace's τ_loo, the step "
-        "hidden from attention rather than deleted from the input)"
+        "median Kendall τ of attention and leave one out with the step hidden from attention "
+        "(the book's variant of Jain & Wallace's τ_loo)"
+    ),
+    "τ leave one out, deleted": (
+        "median Kendall τ of attention and leave one out with the step deleted from the input "
+        "(Jain & Wallace's τ_loo)"
     ),
     "permutation": "median output change when the weights are shuffled",
     "permutation flips": "mean share of shuffles of the weights that flip the decision",
@@ -964,7 +1030,13 @@ MEASURES = {
 }
 
 
-SALIENCY = ("attention", "gradient × input", "integrated gradients", "leave one out")
+SALIENCY = (
+    "attention",
+    "norm-weighted attention",
+    "gradient × input",
+    "integrated gradients",
+    "leave one out",
+)
 # the rankings whose top steps the removal measures take out (attention and its rivals)
 
 
@@ -1006,6 +1078,7 @@ def scorecard(subjects, seed: int = 0) -> dict:
         median = name.split(":")[0] in (
             "τ gradient × input, weights held",
             "τ leave one out",
+            "τ leave one out, deleted",
             "permutation",
         )
         median = median or name == "adversarial"
@@ -1036,7 +1109,17 @@ def _card(s: Subject, rng, add, cannot, searched) -> None:
     else:
         cannot[f"τ {held}"] = s.supports(held)
     add("τ leave one out", kendall_tau(s.weights, ranked["leave one out"]))
+    deleted = "leave one out, deleted"
+    if deleted in ranked:
+        add(f"τ {deleted}", kendall_tau(s.weights, ranked[deleted]))
+    else:
+        cannot[f"τ {deleted}"] = s.supports(deleted)
     for method in SALIENCY:
+        if method not in ranked:
+            for what in ("comprehensiveness", "sufficiency"):
+                for how in (what, f"{what} AOPC"):
+                    cannot[f"{how}: {method}"] = s.supports(method)
+            continue
         add(f"comprehensiveness: {method}", comprehensiveness(s.keep_predict, ranked[method], 1))
         add(f"sufficiency: {method}", sufficiency(s.keep_predict, ranked[method], 1))
         add(

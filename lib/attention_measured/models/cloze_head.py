@@ -16,7 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import checks
-from ..core.attention import drop_each_step, scaled_dot_product_attention, softmax, softmax_backward
+from ..core.attention import (
+    drop_each_step,
+    scaled_dot_product_attention,
+    softmax,
+    softmax_backward,
+    step_contributions,
+)
 from ..core.losses import softmax_and_summed_cross_entropy
 from ..core.params import Params, initialiser
 from ..core.training import Trained
@@ -113,7 +119,10 @@ class Head:
     """
 
     output_kind = "tokens"
-    cannot: dict = {}
+    cannot: dict = {
+        "delete": "a sentence's tokens are the head's queries as well as its keys, so deleting "
+        "one would move the very position being explained"
+    }
 
     def __init__(self, query: str = "token", sentences=None):
         self.query = check_query(query)
@@ -219,6 +228,12 @@ class Head:
         every = np.zeros((B * L, len(VOCAB)))
         every[batch.real] = scores
         return Output(every.reshape(B, L, -1), a, mask=batch.allowed, parts=parts)
+
+    def contributions(self, params, inputs) -> np.ndarray:
+        """What each token adds to each position's read, A_it v_t (Part VI, Kobayashi et al.'s
+        α f(x)): (B, L, L, d), for the same inputs as :meth:`forward`."""
+        out = self.forward(params, inputs)
+        return step_contributions(out.weights, out.parts["values"])
 
     def summed_loss_and_grads(self, params, batch) -> tuple[float, Params]:
         """(the summed cross-entropy over the N predicted tokens of ``batch``, its gradients

@@ -113,6 +113,8 @@ class Flavour:
             _NAMES[self] = tuple(self.init(np.random.RandomState(0), 1, 1, 1))
         return _NAMES[self]
 
+    sized_by_steps = False  # True where a parameter is sized by the number of steps
+
     @initialiser
     def init(self, rng, key_size: int, query_size: int = 0, steps: int = 0) -> Params:
         _sizes(rng, key_size, query_size, steps)
@@ -169,6 +171,10 @@ class FeedForward(Flavour):
     def __init__(self, per_position: bool = False, prefix: str = "ff_"):
         self.per_position, self.prefix = checks.flag(per_position, "per_position"), _prefix(prefix)
         self.name = "feed-forward, bias per position" if per_position else "feed-forward"
+
+    @property
+    def sized_by_steps(self) -> bool:  # a property: the pickle that keys the cache stays
+        return self.per_position
 
     @initialiser
     def init(self, rng, key_size, query_size=0, steps=0):
@@ -396,6 +402,7 @@ class Location(Flavour):
 
     name = "location"
     needs_query = True
+    sized_by_steps = True
 
     def __init__(self, prefix: str = "loc_"):
         self.prefix = _prefix(prefix)

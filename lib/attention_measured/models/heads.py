@@ -12,10 +12,11 @@ from ..core.attention import (
     multi_head_attention,
     multi_head_attention_backward,
     softmax,
+    step_contributions,
 )
 from ..core.losses import output_loss, sigmoid
 from ..core.params import Params, fan_in_normal, initialiser
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 
 def init_attention_and_readout(rng: np.random.RandomState, d: int) -> dict[str, np.ndarray]:
@@ -103,6 +104,29 @@ class HeadsReader:
         v = (h @ p["W_V"]).reshape(len(h), -1, H, dh)
         scores = np.einsum("hd,nthd->nht", q, k) / np.sqrt(dh)  # (N, H, T)
         return scores, v, (p["W_O"] @ p["readout"]).reshape(H, dh)
+
+    @checks.model_params
+    def contributions(self, p, inputs) -> np.ndarray:
+        """What each step adds through each head, a_{h,t} v_{t,h} W_O^h (Part VI, Kobayashi et
+        al.'s α f(x), one head at a time, since each head is a row of the weights): (N, H, T,
+        d) for inputs (N, T, C)."""
+        inputs = checks.array(inputs, "inputs", ndim=3, copy=False)
+        scores, values, _ = self.head_parts(p, inputs)
+        weights, dh = softmax(scores), self.size // self.heads
+        return np.concatenate(
+            [
+                step_contributions(
+                    weights[:, h, None, :], values[:, :, h], W_O=p["W_O"][h * dh : (h + 1) * dh]
+                )
+                for h in range(self.heads)
+            ],
+            axis=1,
+        )
+
+    def without_step(self, inputs, step) -> np.ndarray:
+        """inputs (N, T, C) without each sequence's step ``step`` (N,): (N, T − 1, C), gone
+        from every head (Jain & Wallace's leave-one-out, Part VI)."""
+        return drop_step(checks.array(inputs, "inputs", ndim=3, copy=False), step)
 
     @checks.model_params
     def removal_effects(self, p, inputs) -> tuple[np.ndarray, np.ndarray]:

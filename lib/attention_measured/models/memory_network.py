@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import checks
-from ..core.attention import as_rows, softmax, softmax_backward
+from ..core.attention import as_rows, softmax, softmax_backward, step_contributions
 from ..core.losses import softmax_cross_entropy
 from ..core.params import Params, initialiser
 from ..tasks.stories import PLACES, SLOTS, WORDS
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 
 class MemoryNetwork:
@@ -74,6 +74,32 @@ class MemoryNetwork:
             hops.append(a)
         parts = {"u": u, "embedded": embedded, "memories": memories}
         return Output(u[-1] @ p["W"].T, np.stack(hops, axis=1), used[:, None, :], parts=parts)
+
+    @checks.model_params
+    def contributions(self, p, inputs) -> np.ndarray:
+        """What each slot adds to the state at each hop, a_{k,i} c_i (Part VI, Kobayashi et al.'s
+        α f(x)): (N, K, M, d)."""
+        out = self.forward(p, inputs)
+        return np.stack(
+            [
+                step_contributions(out.weights[:, k, None, :], out.parts["embedded"][k + 1])[:, 0]
+                for k in range(self.hops)
+            ],
+            axis=1,
+        )
+
+    def without_step(self, inputs, step) -> tuple:
+        """The stories without each one's sentence ``step`` (N,), as if it had never been told
+        (Jain & Wallace's leave-one-out, Part VI): the later sentences move up a slot (and take
+        its slot vectors), and the last slot is left empty."""
+        memories, questions, used = self._inputs(inputs)
+        empty_memory = np.zeros_like(memories[:, :1])
+        empty_slot = np.zeros_like(used[:, :1])
+        return (
+            np.concatenate([drop_step(memories, step), empty_memory], axis=1),
+            questions,
+            np.concatenate([drop_step(used, step), empty_slot], axis=1),
+        )
 
     def _inputs(self, inputs) -> tuple:
         if not (isinstance(inputs, tuple) and len(inputs) == 3):

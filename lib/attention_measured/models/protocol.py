@@ -17,9 +17,19 @@ A model is an object with three methods:
   its own batches says so with ``draws = True`` and takes ``rng`` and ``baseline`` instead of
   targets);
 
+two optional methods, which Part VI's rankings use where a model has them:
+
+- ``contributions(params, inputs)``: what each step adds to each row's attention output,
+  shaped like the weights with a feature axis last (Kobayashi et al. 2020's α f(x), made by
+  :func:`~attention_measured.core.attention.step_contributions`);
+- ``without_step(inputs, step)``: the inputs with step ``step`` (N,) of each example deleted,
+  so the model reads one step fewer (Jain & Wallace 2019's leave-one-out), made with
+  :func:`drop_step`;
+
 and two attributes: ``output_kind``, how to read its output (:data:`OUTPUT_KINDS`), and
 ``cannot``, a dict {change: why} of the changes it refuses (the Transformer's weights, spread over
-heads and layers, cannot be replaced by one row).  A model whose loss may read its weights (Part
+heads and layers, cannot be replaced by one row; ``"delete"`` where ``without_step`` would
+leave a model built for a fixed number of steps).  A model whose loss may read its weights (Part
 V's adversary) also has ``backward(params, inputs, out, grad_output, grad_weights=None)``.
 
 Every forward pass returns an :class:`Output`; every measure of the book takes a model through
@@ -100,6 +110,19 @@ def _broadcast(value: np.ndarray, name: str, shape: tuple) -> np.ndarray:
         raise ValueError(
             f"{name} of shape {value.shape} does not broadcast to the weights' {shape}"
         ) from None
+
+
+def drop_step(array, step) -> np.ndarray:
+    """``array`` (N, T, ...) without each example's step ``step`` (N,): (N, T − 1, ...), the
+    later steps moved up one place (a model's ``without_step``, Part VI)."""
+    array = np.asarray(array)
+    if array.ndim < 2 or array.shape[1] < 2:
+        raise ValueError(f"array must be (N, T, ...) with T of 2 or more, got {array.shape}")
+    step = checks.integers(step, "step", 0, array.shape[1] - 1)
+    if step.shape != (len(array),):
+        raise ValueError(f"step must hold one step per example, ({len(array)},)")
+    kept = np.arange(array.shape[1]) != step[:, None]  # (N, T)
+    return array[kept].reshape((len(array), array.shape[1] - 1) + array.shape[2:])
 
 
 def take(inputs, rows) -> object:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import checks
+from ..core.attention import step_contributions
 from ..core.losses import output_loss, sigmoid
 from ..core.params import Params, initialiser
 from ..tasks import marked_step
 from .flavours import LocalP, as_flavour, attend, attend_backward
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 
 class Reader:
@@ -24,8 +25,6 @@ class Reader:
     follows the book's model protocol (:mod:`.protocol`); local-p's weights sum to less than
     one (``weights_sum_to_one`` is False).
     """
-
-    cannot: dict = {}
 
     def __init__(
         self,
@@ -49,6 +48,12 @@ class Reader:
         self.output_kind = "logit" if loss == "bce" else "value"
         # local-p's Gaussian scales its softmax, so that its weights sum to less than one
         self.weights_sum_to_one = not isinstance(self.flavour, LocalP)
+        self.cannot = {}
+        if self.flavour.sized_by_steps:
+            self.cannot["delete"] = (
+                f"{self.flavour.name} has a parameter for each of its {self.steps} steps, so it "
+                "cannot read a sequence with a step deleted"
+            )
 
     def __repr__(self) -> str:
         return f"Reader({self.flavour.name!r}, encoder={self.encoder!r}, loss={self.loss!r})"
@@ -106,6 +111,20 @@ class Reader:
             return Output(output, att.weights[:, 0], parts=parts)
         output = np.einsum("nt,ntd->nd", weights, h) @ p["readout"] + p["bias"]
         return Output(output, weights, parts=parts)
+
+    @checks.model_params
+    def contributions(self, p, inputs) -> np.ndarray:
+        """What each step adds to the context, a_t h_t (Part VI, Kobayashi et al.'s α f(x)):
+        (N, T, D) for inputs (N, T, C)."""
+        out = self.forward(p, inputs)
+        return step_contributions(out.weights[:, None, :], out.parts["h"])[:, 0]
+
+    def without_step(self, inputs, step) -> np.ndarray:
+        """inputs (N, T, C) without each sequence's step ``step`` (N,): (N, T − 1, C), Jain &
+        Wallace's leave-one-out (Part VI); refused by a flavour sized by its steps."""
+        if "delete" in self.cannot:
+            raise ValueError(self.cannot["delete"])
+        return drop_step(self._check(inputs), step)
 
     @checks.model_params
     def predict(self, p, inputs) -> np.ndarray:

@@ -25,13 +25,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import checks
-from ..core.attention import as_rows
+from ..core.attention import as_rows, step_contributions
 from ..core.losses import sigmoid, softmax_cross_entropy
 from ..core.params import Params, fan_in_normal, initialiser
 from ..machinery.blas import one_thread
 from ..tasks import translation
 from .flavours import Additive, General, attend, attend_backward
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 GRU_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -387,6 +387,21 @@ class EncoderDecoder:
         logits = features @ p["out.weight"].T + p["out.bias"]  # (N, n, V)
         shown = record["weights"] if weights is None else weights
         return Output(logits, shown, parts={"steps": steps, "record": record})
+
+    @checks.model_params
+    def contributions(self, p, inputs) -> np.ndarray:
+        """What each source word adds to each target word's context, a_ij h_j (Part VI,
+        Kobayashi et al.'s α f(x)): (N, n, m, D), under teacher forcing."""
+        if self.flavour is None:
+            raise ValueError("the fixed context has no attention weights")
+        out = self.forward(p, inputs)
+        return step_contributions(out.weights, out.parts["record"]["h"])
+
+    def without_step(self, inputs, step) -> tuple:
+        """(source, target) with each source sentence's word ``step`` (N,) deleted: the
+        encoder reads m − 1 words (Jain & Wallace's leave-one-out, Part VI)."""
+        source, target = self._inputs(inputs)
+        return drop_step(source, step), target
 
     def _inputs(self, inputs) -> tuple[np.ndarray, np.ndarray]:
         """(source, target) ids, checked: (N, m) and (N, n)."""

@@ -26,11 +26,11 @@ import numbers
 import numpy as np
 
 from ..core import checks, rng
-from ..core.attention import drop_each_step, softmax, softmax_backward
+from ..core.attention import drop_each_step, softmax, softmax_backward, step_contributions
 from ..core.losses import binary_cross_entropy, sigmoid
 from ..core.params import Params, initialiser
 from ..tasks.marked_step import CHANNELS
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 KEY_SIZE = 3  # D, for keys, queries and values
 INIT_SPREAD = 0.9  # initial weights are 0.9 * (u1 + u2 + u3 - 1.5)
@@ -120,6 +120,20 @@ class SingleQuery:
             "steps first": (x, step_weights),  # what backward reads, in its own layout
         }
         return Output(logit, np.moveaxis(step_weights, 0, -1), parts=parts)
+
+    def contributions(self, params, inputs) -> np.ndarray:
+        """What each step adds to the pooled value, a_t W_V x_t (Part VI, Kobayashi et al.'s
+        α f(x)): (R..., N, T, D) for inputs (N, T, C)."""
+        inputs = _inputs(inputs)
+        values = np.einsum("ntc,...dc->...ntd", inputs, params.W_V)  # v_t = W_V x_t
+        weights = self.forward(params, inputs).weights
+        return step_contributions(weights[..., None, :], values)[..., 0, :, :]
+
+    def without_step(self, inputs, step) -> np.ndarray:
+        """inputs (N, T, C) without each sequence's step ``step`` (N,): (N, T − 1, C), Jain &
+        Wallace's leave-one-out (Part VI).  The network reads steps in no order, so this is
+        the same as hiding the step from attention."""
+        return drop_step(_inputs(inputs), step)
 
     def loss_and_grads(self, params, inputs, labels):
         """(mean cross-entropy per network (R...,), its gradients): the loss before this step's

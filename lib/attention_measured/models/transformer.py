@@ -26,12 +26,13 @@ from ..core.attention import (
     scaled_dot_product_attention,
     sinusoidal_positions,
     split_heads,
+    step_contributions,
 )
 from ..core.losses import softmax_cross_entropy
 from ..core.params import Params, initialiser
 from ..machinery.blas import one_thread
 from ..tasks.translation import MAX_STEPS, draw_batch, draw_padded_batch, shifted_right
-from .protocol import Output, changes
+from .protocol import Output, changes, drop_step
 
 EPS = 1e-5  # torch's default for nn.LayerNorm and the Transformer layers
 
@@ -610,6 +611,31 @@ class Transformer:
         }
         encoder = np.stack([w.mean(axis=1) for w in enc.weights], axis=1)  # (N, L, m, m)
         return Output(logits, layers[-1]["cross"].mean(axis=1), layers=encoder, parts=parts)
+
+    @checks.model_params
+    def contributions(self, p, inputs) -> np.ndarray:
+        """What each source word adds to each target word's cross-attention output in the last
+        decoder layer, Σ_h a_{h,ij} (m_j W_V^h + b_V^h) W_O^h (Part VI, Kobayashi et al.'s
+        α f(x), as they define it for several heads): (N, n, m, E), under teacher forcing."""
+        source, target, *lengths = self._inputs(inputs)
+        if lengths:
+            raise ValueError("contributions takes unpadded (source, target) pairs")
+        memory, _ = self.encode(p, source)
+        weights = self.forward(p, (source, target)).parts["cross"][-1]  # (N, H, n, m)
+        layer, E = f"decoder.layers.{self.layers - 1}.multihead_attn.", self.width
+        W_V = p[layer + "in_proj_weight"][2 * E :]  # torch's rows of the values
+        values = memory @ W_V.T + p[layer + "in_proj_bias"][2 * E :]
+        W_O = p[layer + "out_proj.weight"].T
+        return step_contributions(weights, values, heads=self.heads, W_O=W_O)
+
+    def without_step(self, inputs, step) -> tuple:
+        """(source, target) with each source sentence's word ``step`` (N,) deleted: the
+        encoder reads m − 1 words, the later ones taking the positions one earlier (Jain &
+        Wallace's leave-one-out, Part VI)."""
+        source, target, *lengths = self._inputs(inputs)
+        if lengths:
+            raise ValueError("without_step takes unpadded (source, target) pairs")
+        return drop_step(source, step), target
 
     def _inputs(self, inputs) -> tuple:
         if not (isinstance(inputs, tuple) and len(inputs) in (2, 4)):
