@@ -1,0 +1,113 @@
+"""Part VII's trainings: small language models on the copying task, with what their heads do
+recorded as they train (induction heads).
+
+:func:`train` trains a :class:`~attention_measured.models.language_model.LanguageModel` by Adam
+on fresh batches of :func:`~attention_measured.tasks.repeats.repeats` at every step, and every
+:data:`EVERY` steps records, on one fixed set of held-out sequences, the loss on the first half
+and on the repeated stretch and each head's previous-token, duplicate-token and induction
+scores (:mod:`~attention_measured.measures.induction`).  The run is remembered: a page that
+asks again is served the same result.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core import checks
+from ..core.optim import Adam
+from ..core.training import Trained
+from ..machinery.blas import one_thread
+from ..machinery.cache import remembered
+from ..measures import induction
+from ..models.language_model import LanguageModel
+from ..tasks.repeats import repeats
+
+LENGTH = 32  # tokens per training sequence
+VOCABULARY = 32
+BATCH = 32  # sequences per step, drawn fresh
+STEPS = 1500
+LEARNING_RATE = 0.01
+EVERY = 50  # steps between two records of the heads
+HELD_OUT = 128  # held-out sequences the records are measured on
+HELD_OUT_SEED = 10**6  # their seed, far from every training seed
+
+
+class History(NamedTuple):
+    """What :func:`train` records every :data:`EVERY` steps: ``steps`` (R,), the losses
+    ``first_half`` and ``repeated`` (R,), and per layer and head the scores ``previous``,
+    ``duplicate`` and ``induction`` (R, layers, H)."""
+
+    steps: np.ndarray
+    first_half: np.ndarray
+    repeated: np.ndarray
+    previous: np.ndarray
+    duplicate: np.ndarray
+    induction: np.ndarray
+
+
+def held_out(length: int = LENGTH):
+    """The fixed held-out sequences every record is measured on (Part VII)."""
+    return repeats(HELD_OUT, checks.integer(length, "length", 4), VOCABULARY, HELD_OUT_SEED)
+
+
+def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
+    """The losses and scores :func:`train` records, for ``params`` on ``data`` (default
+    :func:`held_out`): {"first_half", "repeated": mean losses; "previous", "duplicate",
+    "induction": (layers, H)}; ``ablate``: heads removed, as in the model's forward."""
+    if not isinstance(model, LanguageModel):
+        raise TypeError(f"model must be a LanguageModel, got {type(model).__name__}")
+    data = held_out(model.context) if data is None else data
+    losses = model.losses(params, data.tokens, ablate)  # (N, L − 1), position t predicts t + 1
+    weights = model.forward(params, data.tokens, ablate=ablate).parts["weights"]
+    half = data.tokens.shape[1] // 2
+    return {
+        "first_half": float(losses[:, : half - 1].mean()),
+        "repeated": float(losses[data.repeated[:, :-1]].mean()),
+        "previous": np.array([induction.previous_token_score(w) for w in weights]),
+        "duplicate": np.array([induction.duplicate_token_score(w, data.source) for w in weights]),
+        "induction": np.array([induction.induction_score(w, data.source) for w in weights]),
+    }
+
+
+@remembered
+@one_thread
+def train(
+    seed: int = 0,
+    positions: str = "rotary",
+    layers: int = 2,
+    mlp: bool = False,
+    norm: bool = False,
+    steps: int = STEPS,
+    progress: bool = False,
+) -> tuple[Trained, History]:
+    """A two-head model of ``layers`` layers with ``positions`` (and ``mlp``, ``norm``) trained
+    from ``seed`` for ``steps`` Adam steps on fresh copying sequences: (Trained, History).  The
+    model's initial weights come from ``seed``, its batches from seed + 1.  ``progress`` shows
+    a tqdm bar."""
+    seed = checks.seed(seed)
+    steps = checks.integer(steps, "steps", 1, 100_000)
+    model = LanguageModel(VOCABULARY, LENGTH, 32, 2, layers, positions, mlp=mlp, norm=norm)
+    params = model.init(seed)
+    optimiser = Adam(params, LEARNING_RATE)
+    draws = np.random.RandomState(seed + 1)
+    curve, records = np.empty(steps), []
+    iterations = range(steps)
+    if checks.flag(progress, "progress"):
+        from tqdm.auto import tqdm
+
+        iterations = tqdm(iterations, desc="training", unit="step", leave=False)
+    for step in iterations:
+        if step % EVERY == 0:
+            records.append((step, measure(model, params)))
+        batch = repeats(BATCH, LENGTH, VOCABULARY, draws.randint(2**31)).tokens
+        curve[step], grads = model.loss_and_grads(params, batch)
+        optimiser.step(grads)
+    records.append((steps, measure(model, params)))
+    history = History(
+        np.array([s for s, _ in records]),
+        *(np.array([r[k] for _, r in records]) for k in ("first_half", "repeated")),
+        *(np.array([r[k] for _, r in records]) for k in ("previous", "duplicate", "induction")),
+    )
+    return Trained(model, params, curve), history

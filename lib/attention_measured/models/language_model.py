@@ -1,0 +1,340 @@
+"""A small decoder-only Transformer that predicts the next token, by hand (Part VII).
+
+Tokens (N, L) become vectors x = E[tokens] (+ a position vector, for learned or sinusoidal
+positions); each of ``layers`` layers adds causal multi-head self-attention to x, and, with
+``mlp``, a feed-forward block; with ``norm``, each block reads x through a LayerNorm first
+(pre-norm, as GPT-2) and a last LayerNorm precedes the unembedding U, which gives every
+position's logits over the vocabulary for the next token.  Training scores every position at
+once: the causal mask lets position t read positions up to t only, so the one pass makes L − 1
+predictions, none of which can see its own answer.
+
+Head h of a layer: q, k, v = x W_Q, x W_K, x W_V split into H blocks of width d = E / H; the
+scores q_t · k_s / sqrt(d) for s ≤ t, with the positions of :data:`POSITIONS`:
+
+- ``"none"``: the causal mask alone;
+- ``"learned"``: a learned vector added to x at each position;
+- ``"sinusoidal"``: Vaswani et al.'s fixed vectors added to x (Part II, order);
+- ``"rotary"``: q and k turned by an angle proportional to the position (RoPE, Su et al.),
+  so that q_t · k_s depends on the positions only through t − s (:func:`rotate`);
+- ``"alibi"``: no position vector; −m_h (t − s) added to the score (Press et al.'s ALiBi), with
+  a slope m_h for each head (:data:`ALIBI_SLOPES`).
+
+The heads' outputs are joined and multiplied by W_O.  ``ablate`` in :meth:`LanguageModel.forward`
+zeroes chosen heads' outputs (the removal test of Part VII).  Shapes: N sequences, L positions,
+V tokens, E the width, H heads, F the feed-forward width.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import checks
+from ..core.attention import (
+    causal_mask,
+    merge_heads,
+    sinusoidal_positions,
+    softmax,
+    softmax_backward,
+    split_heads,
+)
+from ..core.losses import softmax_cross_entropy
+from ..core.params import Params, initialiser
+from .protocol import Output, changes
+from .transformer import layer_norm_and_parts, layer_norm_backward
+
+POSITIONS = ("none", "learned", "sinusoidal", "rotary", "alibi")
+
+ROTARY_BASE = 10000.0  # RoPE's base, as in Su et al. and most models since
+
+
+def alibi_slopes(heads: int) -> np.ndarray:
+    """The ALiBi slope of each head (H,): 4^−(h+1), so 1/4 and 1/16 for two heads.  Press et
+    al.'s are 2^−8(h+1)/H, 1/16 and 1/256 for two heads, too gentle for this book's short
+    sequences: with them the two-head model never learned to copy (Part VII)."""
+    heads = checks.integer(heads, "heads", 1)
+    return 4.0 ** -(np.arange(heads) + 1.0)
+
+
+def rotate(x, positions, base: float = ROTARY_BASE) -> np.ndarray:
+    """RoPE: x (..., L, d) with each pair of columns (2i, 2i + 1) turned by the angle
+    position · base^(−2i/d), positions (L,) (Part VII, positions).  Turning q by t and k by s
+    leaves q · k a function of t − s alone.  A negative position turns back (the backward pass
+    is the turn by −position)."""
+    x = checks.array(x, "x", copy=False)
+    if x.ndim < 2 or x.shape[-1] % 2:
+        raise ValueError(f"x must be (..., L, d) with d even, got {x.shape}")
+    positions = checks.array(positions, "positions", shape=(x.shape[-2],), copy=False)
+    base = checks.real(base, "base", positive=True)
+    d = x.shape[-1]
+    angles = positions[:, None] * base ** (-np.arange(0, d, 2) / d)  # (L, d/2)
+    cos, sin = np.cos(angles), np.sin(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty(x.shape)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+class LanguageModel:
+    """The next-token model of the module docstring under the book's model protocol
+    (:mod:`.protocol`) (Part VII).  ``forward`` returns the logits (N, L, V) and, as weights,
+    the last layer's attention averaged over its heads (N, L, L); its parts hold every layer's
+    weights by head (N, H, L, L).  ``loss_and_grads(params, tokens)`` is the mean cross-entropy
+    of the L − 1 predictions of every sequence and its gradients."""
+
+    output_kind = "tokens"
+
+    def __init__(
+        self,
+        vocabulary: int = 32,
+        context: int = 32,
+        width: int = 32,
+        heads: int = 2,
+        layers: int = 2,
+        positions: str = "rotary",
+        mlp: bool = False,
+        norm: bool = False,
+        feed_forward: int = 128,
+    ):
+        self.vocabulary = checks.integer(vocabulary, "vocabulary", 2)
+        self.context = checks.integer(context, "context", 2)
+        self.width = checks.integer(width, "width", 2)
+        self.heads = checks.integer(heads, "heads", 1)
+        if self.width % self.heads or (self.width // self.heads) % 2:
+            raise ValueError(
+                f"width {self.width} must split into {self.heads} heads of an even width"
+            )
+        self.layers = checks.integer(layers, "layers", 1)
+        self.positions = checks.choice(positions, "positions", POSITIONS)
+        self.mlp, self.norm = checks.flag(mlp, "mlp"), checks.flag(norm, "norm")
+        self.feed_forward = checks.integer(feed_forward, "feed_forward", 1)
+        self.cannot = {
+            change: "Part VII's language model takes its own removal test (ablate), not Part "
+            "VI's changes"
+            for change in ("keep", "weights", "scale")
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"LanguageModel(layers={self.layers}, heads={self.heads}, width={self.width}, "
+            f"positions={self.positions!r}, mlp={self.mlp}, norm={self.norm})"
+        )
+
+    @initialiser
+    def init(self, seed: int = 0) -> Params:
+        """Parameters drawn from ``seed``: E (V, E) and, for learned positions, P (context, E)
+        standard normal; every matrix normal with variance 1 / its input width; biases 0,
+        LayerNorms 1 and 0."""
+        rng = np.random.RandomState(checks.seed(seed))
+        E, F, V = self.width, self.feed_forward, self.vocabulary
+        p = Params(embed=rng.normal(0.0, 1.0, (V, E)))
+        if self.positions == "learned":
+            p["positions"] = rng.normal(0.0, 1.0, (self.context, E))
+        for i in range(self.layers):
+            for name in ("W_Q", "W_K", "W_V", "W_O"):
+                p[f"{i}.{name}"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, E))
+            if self.mlp:
+                p[f"{i}.W_1"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, F))
+                p[f"{i}.b_1"] = np.zeros(F)
+                p[f"{i}.W_2"] = rng.normal(0.0, 1.0 / np.sqrt(F), (F, E))
+                p[f"{i}.b_2"] = np.zeros(E)
+            if self.norm:
+                for block in ("attention", "mlp") if self.mlp else ("attention",):
+                    p[f"{i}.norm_{block}.weight"] = np.ones(E)
+                    p[f"{i}.norm_{block}.bias"] = np.zeros(E)
+        if self.norm:
+            p["norm.weight"], p["norm.bias"] = np.ones(E), np.zeros(E)
+        p["unembed"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, V))
+        return p
+
+    # ---------------------------------------------------------------- forward
+    def _tokens(self, tokens) -> np.ndarray:
+        tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (None, None))
+        if not 1 <= tokens.shape[1] <= self.context:
+            raise ValueError(
+                f"tokens must hold sequences of 1 to {self.context} tokens (the model's context), "
+                f"got {tokens.shape[1]}"
+            )
+        return tokens
+
+    def _ablated(self, ablate) -> set:
+        if ablate is None:
+            return set()
+        out = set()
+        for pair in ablate:
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise TypeError(f"ablate must hold (layer, head) pairs, got {pair!r}")
+            out.add(
+                (
+                    checks.index(pair[0], "ablate's layer", self.layers),
+                    checks.index(pair[1], "ablate's head", self.heads),
+                )
+            )
+        return out
+
+    def _attend(self, p, i: int, z, ablated: set):
+        """Layer i's attention on z (N, L, E): (output (N, L, E), weights (N, H, L, L), back)."""
+        L, H = z.shape[1], self.heads
+        d = self.width // H
+        q, k, v = (split_heads(z @ p[f"{i}.{n}"], H) for n in ("W_Q", "W_K", "W_V"))
+        where = np.arange(L, dtype=float)
+        if self.positions == "rotary":
+            q, k = rotate(q, where), rotate(k, where)
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)  # (N, H, L, L)
+        if self.positions == "alibi":
+            distance = where[:, None] - where[None, :]  # t − s
+            scores = scores - alibi_slopes(H)[:, None, None] * distance
+        weights = softmax(scores, causal_mask(L))
+        heads_out = weights @ v  # (N, H, L, d)
+        kept = np.ones(H)
+        for layer, head in ablated:
+            if layer == i:
+                kept[head] = 0.0
+        heads_out = heads_out * kept[:, None, None]
+        merged = merge_heads(heads_out)  # (N, L, E)
+        out = merged @ p[f"{i}.W_O"]
+
+        def back(grad_out):
+            grads = {f"{i}.W_O": _rows(merged).T @ _rows(grad_out)}
+            g_heads = split_heads(grad_out @ p[f"{i}.W_O"].T, H) * kept[:, None, None]
+            g_weights = g_heads @ np.swapaxes(v, -1, -2)
+            g_v = np.swapaxes(weights, -1, -2) @ g_heads
+            g_scores = softmax_backward(weights, g_weights) / np.sqrt(d)
+            g_q = g_scores @ k
+            g_k = np.swapaxes(g_scores, -1, -2) @ q
+            if self.positions == "rotary":
+                g_q, g_k = rotate(g_q, -where), rotate(g_k, -where)
+            g_z = 0.0
+            for name, g in (("W_Q", g_q), ("W_K", g_k), ("W_V", g_v)):
+                g = merge_heads(g)
+                grads[f"{i}.{name}"] = _rows(z).T @ _rows(g)
+                g_z = g_z + g @ p[f"{i}.{name}"].T
+            return grads, g_z
+
+        return out, weights, back
+
+    def _feed_forward(self, p, i: int, z):
+        pre = z @ p[f"{i}.W_1"] + p[f"{i}.b_1"]
+        hidden = np.maximum(pre, 0.0)
+        out = hidden @ p[f"{i}.W_2"] + p[f"{i}.b_2"]
+
+        def back(grad_out):
+            g_pre = (grad_out @ p[f"{i}.W_2"].T) * (pre > 0)
+            grads = {
+                f"{i}.W_2": _rows(hidden).T @ _rows(grad_out),
+                f"{i}.b_2": _rows(grad_out).sum(axis=0),
+                f"{i}.W_1": _rows(z).T @ _rows(g_pre),
+                f"{i}.b_1": _rows(g_pre).sum(axis=0),
+            }
+            return grads, g_pre @ p[f"{i}.W_1"].T
+
+        return out, back
+
+    def _block(self, p, name: str, x, inner):
+        """x + inner(LN(x)) with ``norm``, x + inner(x) without: (y, back)."""
+        if not self.norm:
+            out, inner_back = inner(x)
+
+            def back(grad_y):
+                grads, g_x = inner_back(grad_y)
+                return grads, grad_y + g_x
+
+            return x + out, back
+        ln = {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
+        z, parts = layer_norm_and_parts(ln, x)
+        out, inner_back = inner(z)
+
+        def back(grad_y):
+            grads, g_z = inner_back(grad_y)
+            norm_grads, g_x = layer_norm_backward(ln, x, g_z, parts=parts)
+            grads.update({f"{name}.{k}": v for k, v in norm_grads.items()})
+            return grads, grad_y + g_x
+
+        return x + out, back
+
+    def _pass(self, p, tokens, ablate=None):
+        """(logits (N, L, V), each layer's weights, the backward pass)."""
+        tokens = self._tokens(tokens)
+        ablated = self._ablated(ablate)
+        L = tokens.shape[1]
+        x = p["embed"][tokens]
+        if self.positions == "learned":
+            x = x + p["positions"][:L]
+        elif self.positions == "sinusoidal":
+            x = x + sinusoidal_positions(L, self.width)
+        backs, weights = [], []
+        for i in range(self.layers):
+            attention = {}
+
+            def attend(z, i=i, attention=attention):
+                out, attention["weights"], back = self._attend(p, i, z, ablated)
+                return out, back
+
+            x, back = self._block(p, f"{i}.norm_attention", x, attend)
+            backs.append(back)
+            weights.append(attention["weights"])
+            if self.mlp:
+                x, back = self._block(
+                    p, f"{i}.norm_mlp", x, lambda z, i=i: self._feed_forward(p, i, z)
+                )
+                backs.append(back)
+        final_parts = None
+        if self.norm:
+            final = {"weight": p["norm.weight"], "bias": p["norm.bias"]}
+            x_in = x
+            x, final_parts = layer_norm_and_parts(final, x)
+        logits = x @ p["unembed"]
+
+        def backward(grad_logits):
+            grads = {"unembed": _rows(x).T @ _rows(grad_logits)}
+            g = grad_logits @ p["unembed"].T
+            if self.norm:
+                norm_grads, g = layer_norm_backward(final, x_in, g, parts=final_parts)
+                grads.update({f"norm.{k}": v for k, v in norm_grads.items()})
+            for back in reversed(backs):
+                block_grads, g = back(g)
+                grads.update(block_grads)
+            if self.positions == "learned":
+                grads["positions"] = np.zeros(p["positions"].shape)
+                grads["positions"][:L] = g.sum(axis=0)
+            grads["embed"] = np.zeros(p["embed"].shape)
+            np.add.at(grads["embed"], tokens, g)
+            return Params({name: grads[name] for name in p})
+
+        return logits, weights, backward
+
+    def forward(self, params, tokens, *, keep=None, weights=None, scale=None, ablate=None):
+        """The model on ``tokens`` (N, L), L at most the context: an :class:`Output` with the
+        logits (N, L, V) for each position's next token, the last layer's weights averaged over
+        its heads (N, L, L) and, as parts, ``"weights"``, every layer's weights by head (N, H,
+        L, L).  ``ablate``: (layer, head) pairs whose outputs are zeroed (Part VII's removal
+        test).  Part VI's three changes are refused (``cannot``)."""
+        tokens = self._tokens(tokens)
+        L = tokens.shape[1]
+        changes(keep, weights, scale, (len(tokens), L, L), tokens.shape, self.cannot)
+        logits, every, _ = self._pass(params, tokens, ablate)
+        mask = causal_mask(L)
+        return Output(logits, every[-1].mean(axis=1), mask, parts={"weights": every})
+
+    def losses(self, params, tokens, ablate=None) -> np.ndarray:
+        """(N, L − 1) the cross-entropy of each prediction: position t's of token t + 1."""
+        tokens = self._tokens(tokens)
+        if tokens.shape[1] < 2:
+            raise ValueError("tokens must hold at least two tokens: one to read, one to predict")
+        logits, _, _ = self._pass(params, tokens, ablate)
+        return softmax_cross_entropy(logits[:, :-1], tokens[:, 1:])[0]
+
+    def loss_and_grads(self, params, tokens):
+        """(the mean cross-entropy of every sequence's L − 1 predictions, its gradients)."""
+        tokens = self._tokens(tokens)
+        if tokens.shape[1] < 2:
+            raise ValueError("tokens must hold at least two tokens: one to read, one to predict")
+        logits, _, backward = self._pass(params, tokens)
+        losses, grad = softmax_cross_entropy(logits[:, :-1], tokens[:, 1:])
+        grad_logits = np.zeros(logits.shape)
+        grad_logits[:, :-1] = grad / losses.size
+        return float(losses.mean()), backward(grad_logits)
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    return x.reshape(-1, x.shape[-1])

@@ -1,0 +1,160 @@
+"""Part VII's language model by hand: its backward pass by finite differences, RoPE's relative
+positions, the causal mask, the removal of heads, the copying task and the head scores."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from attention_measured.core.params import Params
+from attention_measured.measures import induction
+from attention_measured.models.language_model import POSITIONS, LanguageModel, rotate
+from attention_measured.tasks.repeats import repeats
+
+CONFIGURATIONS = list(itertools.product(POSITIONS, [(False, False), (True, False), (True, True)]))
+
+
+@pytest.mark.parametrize("positions, blocks", CONFIGURATIONS)
+def test_every_gradient_matches_finite_differences(positions, blocks):
+    mlp, norm = blocks
+    model = LanguageModel(7, 8, 8, 2, 2, positions, mlp=mlp, norm=norm, feed_forward=6)
+    params, tokens = model.init(1), repeats(3, 8, 7, seed=2).tokens
+    _, grads = model.loss_and_grads(params, tokens)
+    rng, h = np.random.RandomState(0), 1e-6
+    for name in params:
+        for _ in range(2):
+            at = tuple(rng.randint(0, n) for n in params[name].shape)
+            moved = []
+            for sign in (1, -1):
+                changed = Params({k: v.copy() for k, v in params.items()})
+                changed[name][at] += sign * h
+                moved.append(model.loss_and_grads(changed, tokens)[0])
+            numeric = (moved[0] - moved[1]) / (2 * h)
+            assert grads[name][at] == pytest.approx(numeric, abs=2e-8), (name, at)
+
+
+def test_rotary_scores_depend_only_on_the_distance_between_positions():
+    rng = np.random.RandomState(3)
+    q, k = rng.normal(size=(1, 8)), rng.normal(size=(1, 8))
+    scores = {}
+    for t, s in [(5, 2), (13, 10), (40, 37), (2, 5), (9, 12)]:
+        scores[(t, s)] = float((rotate(q, [t]) @ rotate(k, [s]).T)[0, 0])
+    assert scores[(5, 2)] == pytest.approx(scores[(13, 10)], abs=1e-12)
+    assert scores[(5, 2)] == pytest.approx(scores[(40, 37)], abs=1e-12)
+    assert scores[(2, 5)] == pytest.approx(scores[(9, 12)], abs=1e-12)
+    assert scores[(5, 2)] != pytest.approx(scores[(2, 5)])
+    x = rng.normal(size=(3, 6, 8))
+    np.testing.assert_allclose(rotate(rotate(x, np.arange(6)), -np.arange(6)), x, atol=1e-15)
+    np.testing.assert_allclose(
+        np.linalg.norm(rotate(x, np.arange(6)), axis=-1), np.linalg.norm(x, axis=-1)
+    )
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_no_position_reads_a_later_token(positions):
+    model = LanguageModel(9, 10, 8, 2, 2, positions, mlp=True, norm=True)
+    params = model.init(0)
+    tokens = repeats(2, 10, 9, seed=1).tokens
+    changed = tokens.copy()
+    changed[:, 6:] = (changed[:, 6:] + 1) % 9
+    before, after = (model.forward(params, t).output for t in (tokens, changed))
+    np.testing.assert_array_equal(before[:, :6], after[:, :6])
+    assert not np.allclose(before[:, 6:], after[:, 6:])
+    weights = model.forward(params, tokens).parts["weights"][0]
+    assert np.all(np.triu(weights[0, 0], 1) == 0)
+
+
+def test_with_every_head_removed_an_attention_only_model_reads_the_token_alone():
+    model = LanguageModel(9, 10, 8, 2, 2, "none")
+    params, tokens = model.init(0), repeats(2, 10, 9, seed=1).tokens
+    every = [(layer, head) for layer in range(2) for head in range(2)]
+    logits = model.forward(params, tokens, ablate=every).output
+    np.testing.assert_allclose(logits, params["embed"][tokens] @ params["unembed"], atol=1e-14)
+    one = model.forward(params, tokens, ablate=[(1, 0)]).output
+    assert not np.allclose(one, model.forward(params, tokens).output)
+
+
+def test_a_hand_built_induction_pattern_scores_one_and_the_task_holds_its_answer():
+    task = repeats(5, 16, 10, seed=4)
+    n, length = task.tokens.shape
+    rows, at = np.nonzero(task.repeated)
+    # the answer sits where the source says: after the earlier copy of the current token
+    np.testing.assert_array_equal(
+        task.tokens[rows, at + 1], task.tokens[rows, task.source[rows, at]]
+    )
+    np.testing.assert_array_equal(
+        task.tokens[rows, at], task.tokens[rows, task.source[rows, at] - 1]
+    )
+    weights = np.zeros((n, 2, length, length))
+    weights[:, :, 0, 0] = 1.0
+    t = np.arange(1, length)
+    weights[:, 0, t, t - 1] = 1.0  # head 0 reads the previous token
+    weights[:, 1, t, 0] = 1.0
+    weights[rows, 1, at, 0] = 0.0
+    weights[rows, 1, at, task.source[rows, at]] = 1.0  # head 1 reads the token after the copy
+    assert induction.previous_token_score(weights)[0] == 1.0
+    assert induction.induction_score(weights, task.source)[1] == 1.0
+    assert induction.induction_score(weights, task.source)[0] < 0.2
+    assert induction.duplicate_token_score(weights, task.source)[1] == 0.0
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: LanguageModel(positions="absolute"), ValueError, "positions"),
+        (lambda: LanguageModel(width=6, heads=2), ValueError, "even width"),
+        (
+            lambda: LanguageModel(8, 4).forward(LanguageModel(8, 4).init(0), np.zeros((1, 5), int)),
+            ValueError,
+            "context",
+        ),
+        (
+            lambda: LanguageModel(8, 4).losses(LanguageModel(8, 4).init(0), np.full((1, 3), 8)),
+            ValueError,
+            "tokens",
+        ),
+        (
+            lambda: LanguageModel(8, 4).forward(
+                LanguageModel(8, 4).init(0), np.zeros((1, 3), int), ablate=[(0, 2)]
+            ),
+            ValueError,
+            "head",
+        ),
+        (
+            lambda: LanguageModel(8, 4).forward(
+                LanguageModel(8, 4).init(0), np.zeros((1, 3), int), ablate=[0]
+            ),
+            TypeError,
+            "ablate",
+        ),
+        (
+            lambda: LanguageModel(8, 4).forward(
+                LanguageModel(8, 4).init(0), np.zeros((1, 3), int), weights=np.ones((1, 3, 3))
+            ),
+            ValueError,
+            "ablate",
+        ),
+        (lambda: rotate(np.ones((2, 3)), [0, 1]), ValueError, "even"),
+        (lambda: repeats(2, 16, 10, longest=9), ValueError, "half"),
+        (lambda: repeats(0), ValueError, "n"),
+        (lambda: induction.previous_token_score(np.ones((2, 3, 3))), ValueError, "weights"),
+        (
+            lambda: induction.induction_score(np.ones((1, 1, 4, 4)), np.full((1, 4), -1)),
+            ValueError,
+            "no position",
+        ),
+        (
+            lambda: induction.induction_score(np.ones((1, 1, 4, 4)), np.array([[-1, 3, -1, -1]])),
+            ValueError,
+            "later",
+        ),
+        (
+            lambda: induction.induction_score(np.ones((1, 1, 4, 4)), np.full((2, 4), 1)),
+            ValueError,
+            "source",
+        ),
+    ],
+)
+def test_bad_input_is_refused_by_name(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

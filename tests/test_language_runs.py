@@ -1,0 +1,47 @@
+"""Part VII's training: a two-layer attention-only model grows an induction circuit on the
+copying task, and removing its heads shows which carry the copying."""
+
+import numpy as np
+import pytest
+
+from attention_measured.experiments import language_runs
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return language_runs.train(0)
+
+
+def test_a_previous_token_head_and_induction_heads_form_and_the_repeat_is_predicted(trained):
+    run, history = trained
+    assert history.steps[0] == 0 and history.steps[-1] == language_runs.STEPS
+    assert history.repeated[0] > 3.0 and history.repeated[-1] < 1.0
+    # the first half is random tokens: nothing to learn there beyond the tokens' frequencies
+    assert history.first_half[-1] > np.log(language_runs.VOCABULARY) - 0.5
+    previous, induction = history.previous[-1], history.induction[-1]
+    assert previous[0].max() > 0.9 and induction[1].max() > 0.5
+    # the phase change: the repeat's loss falls with the previous-token head's rise
+    start = np.argmax(history.previous[:, 0].max(axis=1) > 0.5)
+    assert 0 < start < len(history.steps) - 1
+    assert history.repeated[start - 1] > 2.0
+
+
+def test_removing_the_previous_token_head_undoes_the_copying(trained):
+    run, history = trained
+    head = int(np.argmax(history.previous[-1][0]))
+    whole = language_runs.measure(run.model, run.params)
+    without = language_runs.measure(run.model, run.params, ablate=[(0, head)])
+    other = language_runs.measure(run.model, run.params, ablate=[(0, 1 - head)])
+    assert without["repeated"] > whole["repeated"] + 1.5
+    assert other["repeated"] < whole["repeated"] + 0.5
+    both = language_runs.measure(run.model, run.params, ablate=[(1, 0), (1, 1)])
+    assert both["repeated"] > 3.0
+
+
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ValueError, match="positions"):
+        language_runs.train(0, positions="absolute")
+    with pytest.raises(ValueError, match="steps"):
+        language_runs.train(0, steps=0)
+    with pytest.raises(TypeError, match="model"):
+        language_runs.measure(None, None)
