@@ -198,3 +198,34 @@ def test_a_translator_run_once_per_sentence_reads_each_word_as_if_run_for_each()
     np.testing.assert_array_equal(subject._logits(scale=scale), direct[np.arange(10), rows])
     first, again = subject._distinct((source[sentence], target[sentence]), {"scale": scale})
     assert len(first) == 6 and np.all(again[5:] == again[5])
+
+
+def test_a_translator_cut_after_its_explained_word_answers_as_the_whole_sentence():
+    model = EncoderDecoder("Bahdanau", 12, 12)
+    p = model.init(0)
+    source, target = _pairs(n=2, m=5, k=5)
+    sentence, rows = np.repeat([0, 1], 5), np.tile(np.arange(5), 2)
+    subject = explanations.Subject(
+        model, p, (source[sentence], target[sentence]), row=rows, name="Bahdanau"
+    )
+    candidates = np.random.RandomState(1).dirichlet(np.ones(5), size=7)
+    for row in (0, 3, 9):
+        whole = softmax(subject._logits(weights=candidates, rows=np.full(7, row)))
+        np.testing.assert_allclose(subject.row_predict(row)(candidates), whole, atol=1e-13)
+    with pytest.raises(ValueError, match="n must"):
+        model.rows_upto((source, target), 0)
+
+
+def test_deleting_a_sentence_moves_the_answer_by_jain_and_wallaces_total_variation():
+    net = memory_network.MemoryNetwork()
+    p = net.init(2)
+    story = stories.stories(6, seed=7)
+    inputs = stories.encode(story)
+    inputs[2][:] = True  # every slot a sentence
+    subject = explanations.Subject(net, p, inputs, row=0, name="memory")
+    own = softmax(net.forward(p, inputs).output)
+    expected = np.zeros(subject.weights.shape)
+    for t in range(subject.weights.shape[1]):
+        after = softmax(net.forward(p, net.without_step(inputs, np.full(6, t))).output)
+        expected[:, t] = 0.5 * np.abs(after - own).sum(axis=1)
+    np.testing.assert_allclose(subject.importance("leave one out, deleted"), expected, atol=1e-15)

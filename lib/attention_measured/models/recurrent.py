@@ -397,6 +397,14 @@ class EncoderDecoder:
         out = self.forward(p, inputs)
         return step_contributions(out.weights, out.parts["record"]["h"])
 
+    def rows_upto(self, inputs, n: int) -> tuple:
+        """(source, target) with each target cut to its first ``n`` words: under teacher forcing
+        word i reads only the words before it, so its row of the output is unchanged (Part VI's
+        adversary, :meth:`~.explanations.Subject.row_predict`)."""
+        source, target = self._inputs(inputs)
+        n = checks.integer(n, "n", 1, target.shape[1])
+        return source, target[:, :n]
+
     def without_step(self, inputs, step) -> tuple:
         """(source, target) with each source sentence's word ``step`` (N,) deleted: the
         encoder reads m − 1 words (Jain & Wallace's leave-one-out, Part VI)."""
