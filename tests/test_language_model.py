@@ -158,3 +158,77 @@ def test_a_hand_built_induction_pattern_scores_one_and_the_task_holds_its_answer
 def test_bad_input_is_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+@pytest.mark.parametrize("null_key", [False, True])
+def test_decoding_through_the_cache_gives_the_full_passes_logits(positions, null_key):
+    model = LanguageModel(9, 12, 8, 2, 2, positions, mlp=True, norm=True, null_key=null_key)
+    params, tokens = model.init(3), repeats(3, 10, 9, seed=2).tokens
+    full = model.forward(params, tokens).output
+    cache = model.empty_cache(3)
+    for t in range(10):
+        logits, cache = model.next_logits(params, cache, tokens[:, t])
+        np.testing.assert_allclose(logits, full[:, t], atol=1e-12)
+    assert cache.length == 10 and cache.keys[0].shape == (3, 2, 10, 4)
+
+
+def test_a_null_key_lets_a_head_give_less_than_all_its_weight_and_its_gradients_hold():
+    model = LanguageModel(7, 8, 8, 2, 2, "rotary", mlp=True, norm=True, null_key=True)
+    params, tokens = model.init(1), repeats(3, 8, 7, seed=2).tokens
+    total = model.forward(params, tokens).parts["weights"][0].sum(axis=-1)
+    assert np.all(total < 1) and np.all(total > 0)
+    _, grads = model.loss_and_grads(params, tokens)
+    for name in ("0.W_Q", "1.W_K", "embed"):
+        at = (1, 2)
+        moved = []
+        for sign in (1, -1):
+            changed = Params({k: v.copy() for k, v in params.items()})
+            changed[name][at] += sign * 1e-6
+            moved.append(model.loss_and_grads(changed, tokens)[0])
+        assert grads[name][at] == pytest.approx((moved[0] - moved[1]) / 2e-6, abs=2e-8)
+
+
+def test_sampling_reads_the_cache_and_obeys_temperature_and_top_k():
+    model = LanguageModel(9, 16, 8, 2, 2, "rotary")
+    params, prompt = model.init(0), repeats(4, 6, 9, seed=3).tokens
+    greedy = model.generate(params, prompt, 5, temperature=0)
+    assert greedy.shape == (4, 11) and np.array_equal(greedy[:, :6], prompt)
+    for t in range(6, 11):  # each greedy token is the full pass's most likely one
+        best = model.forward(params, greedy[:, :t]).output[:, -1].argmax(axis=1)
+        np.testing.assert_array_equal(greedy[:, t], best)
+    once, again = (model.generate(params, prompt, 5, 1.0, top_k=2, seed=7) for _ in range(2))
+    np.testing.assert_array_equal(once, again)
+    first = model.forward(params, prompt).output[:, -1]
+    allowed = np.argsort(first, axis=1)[:, -2:]
+    assert all(once[i, 6] in allowed[i] for i in range(4))
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda m, p: m.generate(p, np.zeros((1, 3), int), 14), ValueError, "steps"),
+        (
+            lambda m, p: m.generate(p, np.zeros((1, 3), int), 2, temperature=-1),
+            ValueError,
+            "temperature",
+        ),
+        (lambda m, p: m.generate(p, np.zeros((1, 3), int), 2, top_k=0), ValueError, "top_k"),
+        (lambda m, p: m.next_logits(p, None, [0]), TypeError, "cache"),
+        (lambda m, p: m.next_logits(p, m.empty_cache(2), [0]), ValueError, "tokens"),
+        (lambda m, p: m.empty_cache(0), ValueError, "n"),
+    ],
+)
+def test_decoding_refuses_bad_input_by_name(call, error, message):
+    model = LanguageModel(9, 16, 8, 2, 2, "rotary")
+    with pytest.raises(error, match=message):
+        call(model, model.init(0))
+
+
+def test_a_full_cache_is_refused():
+    model = LanguageModel(9, 3, 8, 2, 1, "none")
+    params, cache = model.init(0), model.empty_cache(1)
+    for _ in range(3):
+        _, cache = model.next_logits(params, cache, [1])
+    with pytest.raises(ValueError, match="context"):
+        model.next_logits(params, cache, [1])

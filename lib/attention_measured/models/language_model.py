@@ -17,14 +17,20 @@ scores q_t · k_s / sqrt(d) for s ≤ t, with the positions of :data:`POSITIONS`
 - ``"rotary"``: q and k turned by an angle proportional to the position (RoPE, Su et al.),
   so that q_t · k_s depends on the positions only through t − s (:func:`rotate`);
 - ``"alibi"``: no position vector; −m_h (t − s) added to the score (Press et al.'s ALiBi), with
-  a slope m_h for each head (:data:`ALIBI_SLOPES`).
+  a slope m_h for each head (:func:`alibi_slopes`).
 
-The heads' outputs are joined and multiplied by W_O.  ``ablate`` in :meth:`LanguageModel.forward`
-zeroes chosen heads' outputs (the removal test of Part VII).  Shapes: N sequences, L positions,
-V tokens, E the width, H heads, F the feed-forward width.
+With ``null_key``, each head's softmax has one more logit, fixed at 0, whose weight goes nowhere
+(a key with a zero value): a head may then give little weight to every position, the remedy
+for attention sinks measured in Part VII.  The heads' outputs are joined and multiplied by W_O.
+``ablate`` in :meth:`LanguageModel.forward` zeroes chosen heads' outputs (the removal test of
+Part VII).  :meth:`LanguageModel.next_logits` decodes one position at a time through a
+key-value cache, and :meth:`LanguageModel.generate` samples with a temperature and top-k.
+Shapes: N sequences, L positions, V tokens, E the width, H heads, F the feed-forward width.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -95,6 +101,7 @@ class LanguageModel:
         mlp: bool = False,
         norm: bool = False,
         feed_forward: int = 128,
+        null_key: bool = False,
     ):
         self.vocabulary = checks.integer(vocabulary, "vocabulary", 2)
         self.context = checks.integer(context, "context", 2)
@@ -108,6 +115,7 @@ class LanguageModel:
         self.positions = checks.choice(positions, "positions", POSITIONS)
         self.mlp, self.norm = checks.flag(mlp, "mlp"), checks.flag(norm, "norm")
         self.feed_forward = checks.integer(feed_forward, "feed_forward", 1)
+        self.null_key = checks.flag(null_key, "null_key")
         self.cannot = {
             change: "Part VII's language model takes its own removal test (ablate), not Part "
             "VI's changes"
@@ -117,7 +125,8 @@ class LanguageModel:
     def __repr__(self) -> str:
         return (
             f"LanguageModel(layers={self.layers}, heads={self.heads}, width={self.width}, "
-            f"positions={self.positions!r}, mlp={self.mlp}, norm={self.norm})"
+            f"positions={self.positions!r}, mlp={self.mlp}, norm={self.norm}, "
+            f"null_key={self.null_key})"
         )
 
     @initialiser
@@ -184,7 +193,7 @@ class LanguageModel:
         if self.positions == "alibi":
             distance = where[:, None] - where[None, :]  # t − s
             scores = scores - alibi_slopes(H)[:, None, None] * distance
-        weights = softmax(scores, causal_mask(L))
+        weights = self._softmax(scores, causal_mask(L))
         heads_out = weights @ v  # (N, H, L, d)
         kept = np.ones(H)
         for layer, head in ablated:
@@ -212,6 +221,17 @@ class LanguageModel:
             return grads, g_z
 
         return out, weights, back
+
+    def _softmax(self, scores, mask) -> np.ndarray:
+        """The weights over the last axis; with ``null_key``, the softmax over the scores and
+        one more logit of 0, that extra weight dropped (so the weights sum to less than 1).
+        Its backward pass is softmax_backward's: w_i (g_i − Σ_j w_j g_j) holds for both."""
+        if not self.null_key:
+            return softmax(scores, mask)
+        mask = np.broadcast_to(mask, scores.shape)
+        padded = np.concatenate([scores, np.zeros(scores.shape[:-1] + (1,))], axis=-1)
+        allowed = np.concatenate([mask, np.ones(mask.shape[:-1] + (1,), dtype=bool)], axis=-1)
+        return softmax(padded, allowed)[..., :-1]
 
     def _feed_forward(self, p, i: int, z):
         pre = z @ p[f"{i}.W_1"] + p[f"{i}.b_1"]
@@ -316,6 +336,85 @@ class LanguageModel:
         mask = causal_mask(L)
         return Output(logits, every[-1].mean(axis=1), mask, parts={"weights": every})
 
+    def empty_cache(self, n: int) -> Cache:
+        """A key-value cache for ``n`` sequences, holding nothing yet."""
+        n = checks.integer(n, "n", 1)
+        empty = np.zeros((n, self.heads, 0, self.width // self.heads))
+        return Cache((empty,) * self.layers, (empty,) * self.layers)
+
+    def next_logits(self, params, cache: Cache, tokens) -> tuple[np.ndarray, Cache]:
+        """One step of decoding with the key-value cache (Part VII): the logits (N, V) for the
+        token after ``tokens`` (N,), which stand at position ``cache.length``, and the cache
+        with their keys and values added.  Each layer computes the query, key and value of
+        the new position alone and reads the cached ones, so a step costs one position's work;
+        its logits equal :meth:`forward`'s at that position (a test holds them equal)."""
+        if not isinstance(cache, Cache):
+            raise TypeError(f"cache must be a Cache (from empty_cache), got {type(cache).__name__}")
+        t = cache.length
+        if t >= self.context:
+            raise ValueError(f"the cache is full: the model's context is {self.context} tokens")
+        tokens = checks.token_ids(tokens, "tokens", self.vocabulary, (cache.keys[0].shape[0],))
+        H, d, p = self.heads, self.width // self.heads, params
+        x = p["embed"][tokens][:, None, :]  # (N, 1, E)
+        if self.positions == "learned":
+            x = x + p["positions"][t]
+        elif self.positions == "sinusoidal":
+            x = x + sinusoidal_positions(t + 1, self.width)[t]
+        keys, values = list(cache.keys), list(cache.values)
+        for i in range(self.layers):
+            z = x
+            if self.norm:
+                z = layer_norm_and_parts(_norm(p, f"{i}.norm_attention"), x)[0]
+            q, k, v = (split_heads(z @ p[f"{i}.{n}"], H) for n in ("W_Q", "W_K", "W_V"))
+            if self.positions == "rotary":
+                q, k = rotate(q, [float(t)]), rotate(k, [float(t)])
+            keys[i] = np.concatenate([keys[i], k], axis=2)
+            values[i] = np.concatenate([values[i], v], axis=2)
+            scores = q @ np.swapaxes(keys[i], -1, -2) / np.sqrt(d)  # (N, H, 1, t + 1)
+            if self.positions == "alibi":
+                scores = scores - alibi_slopes(H)[:, None, None] * (t - np.arange(t + 1.0))
+            weights = self._softmax(scores, np.ones(scores.shape[-2:], dtype=bool))
+            x = x + merge_heads(weights @ values[i]) @ p[f"{i}.W_O"]
+            if self.mlp:
+                z = x
+                if self.norm:
+                    z = layer_norm_and_parts(_norm(p, f"{i}.norm_mlp"), x)[0]
+                x = x + self._feed_forward(p, i, z)[0]
+        if self.norm:
+            x = layer_norm_and_parts(_norm(p, "norm"), x)[0]
+        return (x @ p["unembed"])[:, 0], Cache(tuple(keys), tuple(values))
+
+    def generate(
+        self, params, prompt, steps: int, temperature: float = 1.0, top_k=None, seed: int = 0
+    ) -> np.ndarray:
+        """``prompt`` (N, P) continued by ``steps`` sampled tokens, read through the key-value
+        cache: (N, P + steps) (Part VII).  Each token is drawn from the softmax of the logits
+        divided by ``temperature`` (0: the most likely token), over the ``top_k`` most likely
+        tokens only where given; ``seed`` seeds the draws."""
+        prompt = self._tokens(prompt)
+        steps = checks.integer(steps, "steps", 0, self.context - prompt.shape[1])
+        temperature = checks.real(temperature, "temperature", 0.0)
+        if top_k is not None:
+            top_k = checks.integer(top_k, "top_k", 1, self.vocabulary)
+        rng = np.random.RandomState(checks.seed(seed))
+        cache, out = self.empty_cache(len(prompt)), [prompt]
+        for column in prompt.T:
+            logits, cache = self.next_logits(params, cache, column)
+        for _ in range(steps):
+            if temperature == 0:
+                chosen = logits.argmax(axis=1)
+            else:
+                scaled = logits / temperature
+                if top_k is not None:
+                    kth = np.sort(scaled, axis=1)[:, -top_k][:, None]
+                    scaled = np.where(scaled >= kth, scaled, -np.inf)
+                probabilities = softmax(scaled)
+                chosen = np.array([rng.choice(self.vocabulary, p=row) for row in probabilities])
+            out.append(chosen[:, None])
+            if len(out) - 1 < steps:
+                logits, cache = self.next_logits(params, cache, chosen)
+        return np.concatenate(out, axis=1)
+
     def losses(self, params, tokens, ablate=None) -> np.ndarray:
         """(N, L − 1) the cross-entropy of each prediction: position t's of token t + 1."""
         tokens = self._tokens(tokens)
@@ -334,6 +433,24 @@ class LanguageModel:
         grad_logits = np.zeros(logits.shape)
         grad_logits[:, :-1] = grad / losses.size
         return float(losses.mean()), backward(grad_logits)
+
+
+class Cache(NamedTuple):
+    """What :meth:`LanguageModel.next_logits` keeps between steps (Part VII, the key-value
+    cache): each layer's keys and values so far, (N, H, t, d) each, keys already turned for
+    rotary positions."""
+
+    keys: tuple
+    values: tuple
+
+    @property
+    def length(self) -> int:
+        """How many positions the cache holds."""
+        return self.keys[0].shape[2]
+
+
+def _norm(p, name: str) -> dict:
+    return {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
