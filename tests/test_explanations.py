@@ -477,3 +477,24 @@ def test_integrated_gradients_are_complete_on_a_model_whose_weights_read_the_inp
     np.testing.assert_allclose(
         ig.sum(axis=1), own - at_zero[np.arange(2), subject.decision], rtol=0.05
     )
+
+
+def test_keep_predict_runs_only_the_examples_whose_kept_steps_are_new():
+    calls = []
+
+    class Counting(_Softmaxed):
+        def forward(self, params, inputs, **change):
+            calls.append(len(inputs))
+            return super().forward(params, inputs, **change)
+
+    values = np.array([[2.0, 0.0, -1.0], [1.0, 3.0, 0.5], [0.5, -2.0, 1.0]])
+    subject = explanations.Subject(Counting(), None, values, name="counting")
+    fresh = explanations.Subject(_Softmaxed(), None, values, name="fresh")
+    first = np.array([[True, True, False], [True, False, True], [False, True, True]])
+    second = first.copy()
+    second[1] = [True, True, False]  # only example 1's kept steps are new
+    calls.clear()
+    np.testing.assert_array_equal(subject.keep_predict(first), fresh.keep_predict(first))
+    np.testing.assert_allclose(subject.keep_predict(second), fresh.keep_predict(second))
+    np.testing.assert_array_equal(subject.keep_predict(first), fresh.keep_predict(first))
+    assert calls == [3, 1]  # all three, then example 1 alone, then nothing

@@ -2,7 +2,7 @@
 
 :func:`card` runs :func:`~.explanations.scorecard` on one model and seed.  The whole sweep
 (:func:`sweep`, every model of :data:`~.registry.MODELS` on each of its seeds, 166 cards and 23
-yardsticks) takes about nine minutes on two cores, most of it the translators' adversarial search
+yardsticks) takes about seven minutes on two cores, most of it the translators' adversarial search
 and Integrated Gradients, so its result ships with the package as
 ``explanation_runs.json``: :func:`stored` loads it, :func:`write` makes it again, a test
 recomputes some of its cards, and ``make bench`` times a slice.  :func:`spread` and

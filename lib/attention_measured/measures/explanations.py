@@ -686,6 +686,7 @@ class Subject:
         self.probabilities = self._probabilities(own.output, np.arange(n))
         self.decision = self.probabilities.argmax(axis=1)
         self._cache: dict[str, np.ndarray] = {}
+        self._kept: dict[tuple, float] = {}  # keep_predict's answers, by example and kept set
 
     def __repr__(self) -> str:
         n, t = self.weights.shape
@@ -835,14 +836,20 @@ class Subject:
 
     def keep_predict(self, keep) -> np.ndarray:
         """(N,) the probability of the model's own decision when it may attend only where
-        ``keep`` (N, T) is True.  The answer with every step kept, which every removal test
-        asks for again, is computed once and remembered."""
+        ``keep`` (N, T) is True.  Each example's answer for each set of kept steps is computed
+        once and remembered: the removal tests ask for the same sets again and again (the full
+        input, the k = 1 of several bins, the ways of breaking a tie), and only the examples
+        whose set is new are run."""
         keep = checks.mask(keep, "keep", self.weights.shape)
-        if not keep.all():
-            return self._of_decision(self.output(keep=keep))
-        if "every step kept" not in self._cache:
-            self._cache["every step kept"] = self._of_decision(self.output(keep=keep))
-        return self._cache["every step kept"].copy()
+        known = self._kept  # {(example, its row of keep as bytes): the probability}
+        keys = [(i, row.tobytes()) for i, row in enumerate(keep)]
+        todo = np.array([i for i, key in enumerate(keys) if key not in known], dtype=int)
+        if len(todo):
+            rows = None if len(todo) == len(keep) else todo
+            logits = self._logits(keep=keep if rows is None else keep[todo], rows=rows)
+            for i, value in zip(todo, self._of_decision(softmax(logits), rows)):
+                known[keys[i]] = value
+        return np.array([known[key] for key in keys])
 
     def _of_decision(self, probabilities: np.ndarray, rows=None) -> np.ndarray:
         """The decision's probability (n,) in ``probabilities`` (n, K) of the examples

@@ -193,7 +193,7 @@ class LanguageModel:
         if self.positions == "alibi":
             distance = where[:, None] - where[None, :]  # t − s
             scores = scores - alibi_slopes(H)[:, None, None] * distance
-        weights = self._softmax(scores, causal_mask(L))
+        weights = self._attention_weights(scores, causal_mask(L))
         heads_out = weights @ v  # (N, H, L, d)
         kept = np.ones(H)
         for layer, head in ablated:
@@ -222,7 +222,7 @@ class LanguageModel:
 
         return out, weights, back
 
-    def _softmax(self, scores, mask) -> np.ndarray:
+    def _attention_weights(self, scores, mask) -> np.ndarray:
         """The weights over the last axis; with ``null_key``, the softmax over the scores and
         one more logit of 0, that extra weight dropped (so the weights sum to less than 1).
         Its backward pass is softmax_backward's: w_i (g_i − Σ_j w_j g_j) holds for both."""
@@ -373,7 +373,7 @@ class LanguageModel:
             scores = q @ np.swapaxes(keys[i], -1, -2) / np.sqrt(d)  # (N, H, 1, t + 1)
             if self.positions == "alibi":
                 scores = scores - alibi_slopes(H)[:, None, None] * (t - np.arange(t + 1.0))
-            weights = self._softmax(scores, np.ones(scores.shape[-2:], dtype=bool))
+            weights = self._attention_weights(scores, np.ones(scores.shape[-2:], dtype=bool))
             x = x + merge_heads(weights @ values[i]) @ p[f"{i}.W_O"]
             if self.mlp:
                 z = x
