@@ -498,3 +498,19 @@ def test_keep_predict_runs_only_the_examples_whose_kept_steps_are_new():
     np.testing.assert_allclose(subject.keep_predict(second), fresh.keep_predict(second))
     np.testing.assert_array_equal(subject.keep_predict(first), fresh.keep_predict(first))
     assert calls == [3, 1]  # all three, then example 1 alone, then nothing
+
+
+def test_the_adversarys_root_finder_lands_on_the_safe_side_in_a_few_calls():
+    # f(x) = x³ + x − c on [0, 2]: one root each, found by every bracket in one batch of calls
+    c = np.array([0.3, 1.0, 2.5, 9.0])
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x**3 + x - c
+
+    found = explanations._root(f, np.zeros(4), np.full(4, 2.0), -c, 10.0 - c)
+    assert np.all(found**3 + found - c <= 0)  # never past the root
+    roots = np.array([min(np.roots([1, 0, 1, -v]), key=lambda r: abs(r.imag)).real for v in c])
+    np.testing.assert_allclose(found, roots, atol=1e-12)
+    assert len(calls) < explanations.BISECTIONS / 2
