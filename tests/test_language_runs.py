@@ -45,3 +45,27 @@ def test_bad_input_is_refused_by_name():
         language_runs.train(0, steps=0)
     with pytest.raises(TypeError, match="model"):
         language_runs.measure(None, None)
+
+
+def test_the_copying_carries_at_the_training_length_and_carried_refuses_bad_lengths(trained):
+    run, _ = trained
+    at = language_runs.carried(run, [language_runs.LENGTH], n=64)
+    assert at.shape == (1,) and at[0] > 0.8
+    for bad, message in [
+        ([language_runs.CONTEXT + 1], "lengths"),
+        ([3], "lengths"),
+        ("32", "lengths must be a list"),
+    ]:
+        with pytest.raises((ValueError, TypeError), match=message):
+            language_runs.carried(run, bad)
+    with pytest.raises(TypeError, match="run must be"):
+        language_runs.carried(run.params, [32])
+
+
+def test_learned_positions_past_the_training_length_keep_their_first_draws():
+    run, _ = language_runs.train(0, positions="learned", steps=3)
+    first = run.model.init(0)["positions"]
+    table = run.params["positions"]
+    assert table.shape == (language_runs.CONTEXT, run.model.width)
+    np.testing.assert_array_equal(table[language_runs.LENGTH :], first[language_runs.LENGTH :])
+    assert not np.allclose(table[: language_runs.LENGTH], first[: language_runs.LENGTH])

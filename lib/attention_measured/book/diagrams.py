@@ -26,6 +26,7 @@ of the other modules computes.
 - :func:`attention_masks`              Part III: the causal mask and a padding mask, as matrices
 - :func:`tiled_scores`                 Part III: every score at once, or one block of keys at a time
 - :func:`kv_cache`                     Part III: one decoding step reads the cached keys and values
+- :func:`induction_lookup`             Part VII: find the earlier copy, read the token after it
 """
 
 from __future__ import annotations
@@ -1020,6 +1021,97 @@ def kv_cache(steps: int = 4):
     return fig, alt
 
 
+_LOOKUP = (10, 24, 25, 3, 24, 8, 0, 21, 29, 19, 10, 11, 29, 19, 10, 11)  # repeats(1, 16, 32, 3)
+
+
+def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
+    """Part VII's copying task: ``tokens`` whose last ``repeat`` copy the ``repeat`` before
+    them; at position ``at`` inside the copy, the next token is found by looking up the earlier
+    copy of the current token and reading the token after it (an induction head's move)."""
+    tokens = [checks.integer(t, "tokens", 0) for t in tokens]
+    n = len(tokens)
+    repeat = checks.integer(repeat, "repeat", 1, n // 2)
+    at = checks.integer(at, "at", n - repeat, n - 2)
+    fig, ax = _canvas(2.75)
+    cell, gap, left, y = 0.36, 0.04, 0.2, 1.0
+    earlier, source = at - repeat, at - repeat + 1
+
+    def x_of(i):
+        return left + i * (cell + gap)
+
+    for i, token in enumerate(tokens):
+        colour = plots.NEUTRAL
+        if i >= n - 2 * repeat:
+            colour = KEY if i < n - repeat else QUERY
+        ax.add_patch(
+            FancyBboxPatch(
+                (x_of(i), y),
+                cell,
+                cell,
+                boxstyle="round,pad=0,rounding_size=0.04",
+                linewidth=2.2 if i in (at, earlier, source) else 0.8,
+                edgecolor=VALUE if i == source else colour,
+                facecolor=_tint(colour, 0.18),
+            )
+        )
+        _text(ax, x_of(i) + cell / 2, y + cell / 2, str(token), ha="center", va="center")
+        _text(
+            ax,
+            x_of(i) + cell / 2,
+            y - 0.2,
+            str(i),
+            ha="center",
+            va="center",
+            size=9,
+            colour=plots.NEUTRAL,
+        )
+    _text(ax, left, y - 0.48, "position", size=9, colour=plots.NEUTRAL)
+    middle = (x_of(n - 2 * repeat) + x_of(n - repeat - 1) + cell) / 2
+    _text(ax, middle, y - 0.55, "a stretch…", ha="center", colour=KEY)
+    _text(
+        ax,
+        (x_of(n - repeat) + x_of(n - 1) + cell) / 2,
+        y - 0.55,
+        "…and its copy",
+        ha="center",
+        colour=QUERY,
+    )
+    top = y + cell + 0.05
+    _arrow(ax, (x_of(at) + cell / 2, top), (x_of(earlier) + cell / 2, top), QUERY, curve=0.45)
+    _text(
+        ax,
+        (x_of(at) + x_of(earlier)) / 2 + cell / 2,
+        top + 0.62,
+        f"1. find the earlier {tokens[at]}",
+        ha="center",
+        colour=QUERY,
+    )
+    _arrow(
+        ax,
+        (x_of(earlier) + cell * 0.7, y + cell + 0.04),
+        (x_of(source) + cell * 0.3, y + cell + 0.04),
+        VALUE,
+        curve=-0.9,
+    )
+    _text(
+        ax,
+        x_of(earlier) - 0.05,
+        y + cell + 0.3,
+        f"2. read the token after it:\n{tokens[source]} comes next",
+        colour=VALUE,
+        ha="right",
+    )
+    _text(ax, left, 2.45, f"Which token comes after position {at}?", weight="bold")
+    alt = (
+        f"A row of {n} random tokens, numbered from 0, whose last {repeat} tokens copy the "
+        f"{repeat} before them. At position {at}, inside the copy, the token is {tokens[at]}; an "
+        f"arrow goes back to its earlier occurrence at position {earlier}, and a second arrow "
+        f"to the token after that, {tokens[source]} at position {source}: the token that comes "
+        f"next at position {at + 1}."
+    )
+    return fig, alt
+
+
 ALL = (
     attention_in_one_picture,
     single_query_model,
@@ -1040,6 +1132,7 @@ ALL = (
     attention_masks,
     tiled_scores,
     kv_cache,
+    induction_lookup,
     bahdanau_step,
     teacher_forcing,
 )

@@ -25,6 +25,7 @@ from ..models.language_model import LanguageModel
 from ..tasks.repeats import repeats
 
 LENGTH = 32  # tokens per training sequence
+CONTEXT = 128  # the longest sequence a model is tested on (positions, beyond the training length)
 VOCABULARY = 32
 BATCH = 32  # sequences per step, drawn fresh
 STEPS = 1500
@@ -58,7 +59,7 @@ def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
     "induction": (layers, H)}; ``ablate``: heads removed, as in the model's forward."""
     if not isinstance(model, LanguageModel):
         raise TypeError(f"model must be a LanguageModel, got {type(model).__name__}")
-    data = held_out(model.context) if data is None else data
+    data = held_out() if data is None else data
     losses = model.losses(params, data.tokens, ablate)  # (N, L − 1), position t predicts t + 1
     weights = model.forward(params, data.tokens, ablate=ablate).parts["weights"]
     half = data.tokens.shape[1] // 2
@@ -71,7 +72,7 @@ def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
     }
 
 
-@remembered
+@remembered(ignore=("progress",))
 @one_thread
 def train(
     seed: int = 0,
@@ -83,12 +84,15 @@ def train(
     progress: bool = False,
 ) -> tuple[Trained, History]:
     """A two-head model of ``layers`` layers with ``positions`` (and ``mlp``, ``norm``) trained
-    from ``seed`` for ``steps`` Adam steps on fresh copying sequences: (Trained, History).  The
+    from ``seed`` for ``steps`` Adam steps on fresh copying sequences of :data:`LENGTH` tokens:
+    (Trained, History).  Its context is :data:`CONTEXT`, so that it can be tested on longer
+    sequences (:func:`carried`); with learned positions, the vectors past :data:`LENGTH` keep
+    their initial draws, since no training sequence reaches them.  The
     model's initial weights come from ``seed``, its batches from seed + 1.  ``progress`` shows
     a tqdm bar."""
     seed = checks.seed(seed)
     steps = checks.integer(steps, "steps", 1, 100_000)
-    model = LanguageModel(VOCABULARY, LENGTH, 32, 2, layers, positions, mlp=mlp, norm=norm)
+    model = LanguageModel(VOCABULARY, CONTEXT, 32, 2, layers, positions, mlp=mlp, norm=norm)
     params = model.init(seed)
     optimiser = Adam(params, LEARNING_RATE)
     draws = np.random.RandomState(seed + 1)
@@ -111,3 +115,33 @@ def train(
         *(np.array([r[k] for _, r in records]) for k in ("previous", "duplicate", "induction")),
     )
     return Trained(model, params, curve), history
+
+
+def carried(
+    run: Trained, lengths=(LENGTH, 2 * LENGTH, 4 * LENGTH), n: int = HELD_OUT, repeat=None
+) -> np.ndarray:
+    """How far a trained model's copying carries (Part VII, positions): for each of ``lengths``
+    (at most the model's context), the share of the repeated stretch's tokens it predicts right
+    (the most likely token is the next one), on ``n`` held-out copying sequences of that length:
+    (len(lengths),).  Their repeat is drawn as in training, a quarter to a half of the length,
+    unless ``repeat`` = (shortest, longest) fixes its range, such as the training's own (8, 16)
+    at every length, which asks for the same look-back distances at later positions."""
+    if not isinstance(run, Trained) or not isinstance(run.model, LanguageModel):
+        raise TypeError(f"run must be a trained LanguageModel (from train), got {run!r}")
+    if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__iter__"):
+        raise TypeError(f"lengths must be a list of sequence lengths, got {lengths!r}")
+    lengths = [checks.integer(L, "lengths", 4, run.model.context) for L in lengths]
+    n = checks.integer(n, "n", 1)
+    if repeat is not None and (
+        isinstance(repeat, (str, bytes)) or not hasattr(repeat, "__len__") or len(repeat) != 2
+    ):
+        raise TypeError(f"repeat must be (shortest, longest) or None, got {repeat!r}")
+    shortest, longest = (None, None) if repeat is None else repeat
+    out = []
+    for length in lengths:
+        data = repeats(n, length, VOCABULARY, HELD_OUT_SEED, shortest, longest)  # at LENGTH,
+        # with repeat None, these are held_out()'s sequences
+        logits = run.model.forward(run.params, data.tokens).output
+        right = logits[:, :-1].argmax(axis=-1) == data.tokens[:, 1:]
+        out.append(float(right[data.repeated[:, :-1]].mean()))
+    return np.array(out)
