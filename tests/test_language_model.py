@@ -9,7 +9,7 @@ import pytest
 from attention_measured.core.params import Params
 from attention_measured.measures import induction
 from attention_measured.models.language_model import POSITIONS, LanguageModel, rotate
-from attention_measured.tasks.repeats import repeats
+from attention_measured.tasks.repeats import repeats, with_start
 
 CONFIGURATIONS = list(itertools.product(POSITIONS, [(False, False), (True, False), (True, True)]))
 
@@ -232,3 +232,27 @@ def test_a_full_cache_is_refused():
         _, cache = model.next_logits(params, cache, [1])
     with pytest.raises(ValueError, match="context"):
         model.next_logits(params, cache, [1])
+
+
+def test_a_start_token_moves_every_source_one_place_and_sinks_are_weighed_at_position_zero():
+    data = repeats(3, 12, 8, seed=1)
+    started = with_start(data, 8)
+    assert started.tokens.shape == (3, 13) and (started.tokens[:, 0] == 8).all()
+    np.testing.assert_array_equal(started.tokens[:, 1:], data.tokens)
+    t, s = np.nonzero(data.source >= 0)
+    np.testing.assert_array_equal(started.source[t, s + 1], data.source[t, s] + 1)
+    assert (started.source[:, 0] == -1).all()
+    # a head that puts 0.9 on position 0 from every query but the first, another 0.2
+    L = 5
+    w = np.zeros((1, 2, L, L))
+    w[0, :, 0, 0] = 1.0
+    for q in range(1, L):
+        for h, share in enumerate([0.9, 0.2]):
+            w[0, h, q, 0] = share
+            w[0, h, q, 1 : q + 1] = (1 - share) / q
+    where = np.ones((1, L), dtype=bool)
+    np.testing.assert_allclose(induction.first_position_weight(w, where), [0.9, 0.2])
+    with pytest.raises(ValueError, match="where must choose"):
+        induction.first_position_weight(w, np.eye(1, L, dtype=bool))
+    with pytest.raises(TypeError, match="data must be Repeats"):
+        with_start(data.tokens, 8)

@@ -69,3 +69,14 @@ def test_learned_positions_past_the_training_length_keep_their_first_draws():
     assert table.shape == (language_runs.CONTEXT, run.model.width)
     np.testing.assert_array_equal(table[language_runs.LENGTH :], first[language_runs.LENGTH :])
     assert not np.allclose(table[: language_runs.LENGTH], first[: language_runs.LENGTH])
+
+
+def test_a_model_trained_with_a_start_token_reads_it_and_a_null_key_leaves_weight_unspent():
+    run, history = language_runs.train(0, start=True, null_key=True, steps=2)
+    assert run.model.vocabulary == language_runs.VOCABULARY + 1 and run.model.null_key
+    data = language_runs.held_out(start=True)
+    assert (data.tokens[:, 0] == language_runs.START).all()
+    assert data.tokens.shape[1] == language_runs.LENGTH
+    weights = run.model.forward(run.params, data.tokens).parts["weights"]
+    assert (weights[0].sum(axis=-1) < 1).all()  # the null key takes a share of every row
+    assert history.on_first.shape == (2, 2, 2)

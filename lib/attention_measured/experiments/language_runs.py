@@ -11,6 +11,7 @@ asks again is served the same result.
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..machinery.blas import one_thread
 from ..machinery.cache import remembered
 from ..measures import induction
 from ..models.language_model import LanguageModel
-from ..tasks.repeats import repeats
+from ..tasks.repeats import repeats, with_start
 
 LENGTH = 32  # tokens per training sequence
 CONTEXT = 128  # the longest sequence a model is tested on (positions, beyond the training length)
@@ -33,12 +34,14 @@ LEARNING_RATE = 0.01
 EVERY = 50  # steps between two records of the heads
 HELD_OUT = 128  # held-out sequences the records are measured on
 HELD_OUT_SEED = 10**6  # their seed, far from every training seed
+START = VOCABULARY  # the beginning-of-sequence token's id, one past the task's tokens (sinks)
 
 
 class History(NamedTuple):
     """What :func:`train` records every :data:`EVERY` steps: ``steps`` (R,), the losses
     ``first_half`` and ``repeated`` (R,), and per layer and head the scores ``previous``,
-    ``duplicate`` and ``induction`` (R, layers, H)."""
+    ``duplicate`` and ``induction`` and the weight ``on_first`` on the first position from the
+    queries whose next token has no earlier source (R, layers, H)."""
 
     steps: np.ndarray
     first_half: np.ndarray
@@ -46,20 +49,26 @@ class History(NamedTuple):
     previous: np.ndarray
     duplicate: np.ndarray
     induction: np.ndarray
+    on_first: np.ndarray
 
 
-def held_out(length: int = LENGTH):
-    """The fixed held-out sequences every record is measured on (Part VII)."""
-    return repeats(HELD_OUT, checks.integer(length, "length", 4), VOCABULARY, HELD_OUT_SEED)
+def held_out(length: int = LENGTH, start: bool = False):
+    """The fixed held-out sequences every record is measured on (Part VII); with ``start``,
+    ``length`` − 1 tokens after the beginning-of-sequence token :data:`START`."""
+    length = checks.integer(length, "length", 5 if start else 4)
+    if not checks.flag(start, "start"):
+        return repeats(HELD_OUT, length, VOCABULARY, HELD_OUT_SEED)
+    return with_start(repeats(HELD_OUT, length - 1, VOCABULARY, HELD_OUT_SEED), START)
 
 
 def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
     """The losses and scores :func:`train` records, for ``params`` on ``data`` (default
-    :func:`held_out`): {"first_half", "repeated": mean losses; "previous", "duplicate",
-    "induction": (layers, H)}; ``ablate``: heads removed, as in the model's forward."""
+    :func:`held_out`, with the start token for a model that knows it): {"first_half",
+    "repeated": mean losses; "previous", "duplicate", "induction", "on_first": (layers, H)};
+    ``ablate``: heads removed, as in the model's forward."""
     if not isinstance(model, LanguageModel):
         raise TypeError(f"model must be a LanguageModel, got {type(model).__name__}")
-    data = held_out() if data is None else data
+    data = held_out(start=model.vocabulary > VOCABULARY) if data is None else data
     losses = model.losses(params, data.tokens, ablate)  # (N, L − 1), position t predicts t + 1
     weights = model.forward(params, data.tokens, ablate=ablate).parts["weights"]
     half = data.tokens.shape[1] // 2
@@ -69,6 +78,9 @@ def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
         "previous": np.array([induction.previous_token_score(w) for w in weights]),
         "duplicate": np.array([induction.duplicate_token_score(w, data.source) for w in weights]),
         "induction": np.array([induction.induction_score(w, data.source) for w in weights]),
+        "on_first": np.array(
+            [induction.first_position_weight(w, data.source < 0) for w in weights]
+        ),
     }
 
 
@@ -80,6 +92,8 @@ def train(
     layers: int = 2,
     mlp: bool = False,
     norm: bool = False,
+    start: bool = False,
+    null_key: bool = False,
     steps: int = STEPS,
     progress: bool = False,
 ) -> tuple[Trained, History]:
@@ -87,12 +101,25 @@ def train(
     from ``seed`` for ``steps`` Adam steps on fresh copying sequences of :data:`LENGTH` tokens:
     (Trained, History).  Its context is :data:`CONTEXT`, so that it can be tested on longer
     sequences (:func:`carried`); with learned positions, the vectors past :data:`LENGTH` keep
-    their initial draws, since no training sequence reaches them.  The
-    model's initial weights come from ``seed``, its batches from seed + 1.  ``progress`` shows
-    a tqdm bar."""
+    their initial draws, since no training sequence reaches them.  With ``start``, every
+    sequence is :data:`LENGTH` − 1 tokens after the beginning-of-sequence token :data:`START`
+    (which the vocabulary gains); with ``null_key``, each head may also attend to nothing
+    (the model's null key), the remedy for attention sinks.  The model's initial weights come
+    from ``seed``, its batches from seed + 1.  ``progress`` shows a tqdm bar."""
     seed = checks.seed(seed)
     steps = checks.integer(steps, "steps", 1, 100_000)
-    model = LanguageModel(VOCABULARY, CONTEXT, 32, 2, layers, positions, mlp=mlp, norm=norm)
+    start = checks.flag(start, "start")
+    model = LanguageModel(
+        VOCABULARY + start,
+        CONTEXT,
+        32,
+        2,
+        layers,
+        positions,
+        mlp=mlp,
+        norm=norm,
+        null_key=null_key,
+    )
     params = model.init(seed)
     optimiser = Adam(params, LEARNING_RATE)
     draws = np.random.RandomState(seed + 1)
@@ -102,17 +129,26 @@ def train(
         from tqdm.auto import tqdm
 
         iterations = tqdm(iterations, desc="training", unit="step", leave=False)
-    for step in iterations:
-        if step % EVERY == 0:
-            records.append((step, measure(model, params)))
-        batch = repeats(BATCH, LENGTH, VOCABULARY, draws.randint(2**31)).tokens
-        curve[step], grads = model.loss_and_grads(params, batch)
-        optimiser.step(grads)
+    with contextlib.ExitStack() as trust:
+        for step in iterations:
+            if step == 1:  # the first step checked every argument on its way; the rest trusted
+                trust.enter_context(checks.trusted())
+            if step % EVERY == 0:
+                records.append((step, measure(model, params)))
+            batch = repeats(BATCH, LENGTH - start, VOCABULARY, draws.randint(2**31))
+            batch = (with_start(batch, START) if start else batch).tokens
+            curve[step], grads = model.loss_and_grads(params, batch)
+            if not np.isfinite(curve[step]):
+                raise ValueError(f"the loss became {curve[step]} at step {step}")
+            optimiser.step(grads)
     records.append((steps, measure(model, params)))
     history = History(
         np.array([s for s, _ in records]),
         *(np.array([r[k] for _, r in records]) for k in ("first_half", "repeated")),
-        *(np.array([r[k] for _, r in records]) for k in ("previous", "duplicate", "induction")),
+        *(
+            np.array([r[k] for _, r in records])
+            for k in ("previous", "duplicate", "induction", "on_first")
+        ),
     )
     return Trained(model, params, curve), history
 

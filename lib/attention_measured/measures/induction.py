@@ -7,7 +7,9 @@ the head puts all its weight there and 0 none:
 - :func:`previous_token_score`: on the position just before the query (a previous-token head);
 - :func:`duplicate_token_score`: on the earlier copy of the query's own token;
 - :func:`induction_score`: on the token after that copy, the token the repeat predicts next
-  (an induction head).
+  (an induction head);
+- :func:`first_position_weight`: on the first position, from chosen queries (a head that puts
+  most of its weight there, whatever the query, is an attention sink).
 
 The last two are read only at the positions whose source the task knows
 (:class:`~attention_measured.tasks.repeats.Repeats`).
@@ -64,3 +66,17 @@ def duplicate_token_score(weights, source) -> np.ndarray:
     weights = _weights(weights)
     rows, at, src = _source(source, weights)
     return weights[rows, :, at, src - 1].mean(axis=0)
+
+
+def first_position_weight(weights, where) -> np.ndarray:
+    """(H,) each head's mean weight on position 0, over the queries t ≥ 1 where ``where``
+    (N, L) is True (Part VII, attention sinks)."""
+    weights = _weights(weights)
+    n, _, length, _ = weights.shape
+    where = checks.mask(where, "where", (n, length))
+    where = where.copy()
+    where[:, 0] = False  # position 0 can attend nowhere else
+    if not where.any():
+        raise ValueError("where must choose at least one query after the first position")
+    rows, at = np.nonzero(where)
+    return weights[rows, :, at, 0].mean(axis=0)

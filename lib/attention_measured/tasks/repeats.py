@@ -63,3 +63,17 @@ def repeats(
         t = np.arange(length - s, length - 1)
         source[i, t] = t - s + 1
     return Repeats(tokens, repeat, source)
+
+
+def with_start(data: Repeats, token: int) -> Repeats:
+    """``data`` with ``token`` put before every sequence, as a language model's beginning-of-
+    sequence token (Part VII, attention sinks): tokens (N, L + 1), the sources moved one place
+    on, and −1 at the new first position."""
+    if not isinstance(data, Repeats):
+        raise TypeError(f"data must be Repeats (from repeats), got {type(data).__name__}")
+    token = checks.integer(token, "token", 0)
+    n = len(data)
+    tokens = np.concatenate([np.full((n, 1), token), data.tokens], axis=1)
+    moved = np.where(data.source >= 0, data.source + 1, -1)
+    source = np.concatenate([np.full((n, 1), -1), moved], axis=1)
+    return Repeats(tokens, data.repeat, source)
