@@ -1021,10 +1021,10 @@ def kv_cache(steps: int = 4):
     return fig, alt
 
 
-_LOOKUP = (10, 24, 25, 3, 24, 8, 0, 21, 29, 19, 10, 11, 29, 19, 10, 11)  # repeats(1, 16, 32, 3)
+_LOOKUP = (29, 14, 21, 2, 8, 19, 20, 21, 2, 8, 19, 20)  # repeats(1, 12, 32, 19)
 
 
-def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
+def induction_lookup(tokens=_LOOKUP, repeat: int = 5, at: int = 9):
     """Part VII's copying task: ``tokens`` whose last ``repeat`` copy the ``repeat`` before
     them; at position ``at`` inside the copy, the next token is found by looking up the earlier
     copy of the current token and reading the token after it (an induction head's move)."""
@@ -1033,7 +1033,7 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
     repeat = checks.integer(repeat, "repeat", 1, n // 2)
     at = checks.integer(at, "at", n - repeat, n - 2)
     fig, ax = _canvas(2.75)
-    cell, gap, left, y = 0.36, 0.04, 0.2, 1.0
+    cell, gap, left, y = 0.46, 0.06, 0.2, 1.0
     earlier, source = at - repeat, at - repeat + 1
 
     def x_of(i):
@@ -1054,7 +1054,7 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
                 facecolor=_tint(colour, 0.18),
             )
         )
-        _text(ax, x_of(i) + cell / 2, y + cell / 2, str(token), ha="center", va="center")
+        _text(ax, x_of(i) + cell / 2, y + cell / 2, str(token), ha="center", va="center", size=12)
         _text(
             ax,
             x_of(i) + cell / 2,
@@ -1062,12 +1062,12 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
             str(i),
             ha="center",
             va="center",
-            size=9,
+            size=10,
             colour=plots.NEUTRAL,
         )
-    _text(ax, left, y - 0.48, "position", size=9, colour=plots.NEUTRAL)
+    _text(ax, left, y - 0.48, "position", size=10, colour=plots.NEUTRAL)
     middle = (x_of(n - 2 * repeat) + x_of(n - repeat - 1) + cell) / 2
-    _text(ax, middle, y - 0.55, "a stretch…", ha="center", colour=KEY)
+    _text(ax, middle, y - 0.55, "a stretch…", ha="center", colour=KEY, size=11)
     _text(
         ax,
         (x_of(n - repeat) + x_of(n - 1) + cell) / 2,
@@ -1075,6 +1075,7 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
         "…and its copy",
         ha="center",
         colour=QUERY,
+        size=11,
     )
     top = y + cell + 0.05
     _arrow(ax, (x_of(at) + cell / 2, top), (x_of(earlier) + cell / 2, top), QUERY, curve=0.45)
@@ -1085,6 +1086,7 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
         f"1. find the earlier {tokens[at]}",
         ha="center",
         colour=QUERY,
+        size=11,
     )
     _arrow(
         ax,
@@ -1100,8 +1102,9 @@ def induction_lookup(tokens=_LOOKUP, repeat: int = 4, at: int = 13):
         f"2. read the token after it:\n{tokens[source]} comes next",
         colour=VALUE,
         ha="right",
+        size=11,
     )
-    _text(ax, left, 2.45, f"Which token comes after position {at}?", weight="bold")
+    _text(ax, left, 2.45, f"Which token comes after position {at}?", weight="bold", size=11)
     alt = (
         f"A row of {n} random tokens, numbered from 0, whose last {repeat} tokens copy the "
         f"{repeat} before them. At position {at}, inside the copy, the token is {tokens[at]}; an "
