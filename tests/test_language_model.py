@@ -19,9 +19,14 @@ def test_every_gradient_matches_finite_differences(positions, blocks):
     mlp, norm = blocks
     model = LanguageModel(7, 8, 8, 2, 2, positions, mlp=mlp, norm=norm, feed_forward=6)
     params, tokens = model.init(1), repeats(3, 8, 7, seed=2).tokens
+    assert_gradients(model, params, tokens, list(params))
+
+
+def assert_gradients(model, params, tokens, names, h=1e-6):
+    """The backward pass against central differences at two random entries of each name."""
     _, grads = model.loss_and_grads(params, tokens)
-    rng, h = np.random.RandomState(0), 1e-6
-    for name in params:
+    rng = np.random.RandomState(0)
+    for name in names:
         for _ in range(2):
             at = tuple(rng.randint(0, n) for n in params[name].shape)
             moved = []
@@ -256,3 +261,45 @@ def test_a_start_token_moves_every_source_one_place_and_sinks_are_weighed_at_pos
         induction.first_position_weight(w, np.eye(1, L, dtype=bool))
     with pytest.raises(TypeError, match="data must be Repeats"):
         with_start(data.tokens, 8)
+
+
+@pytest.mark.parametrize("kv_heads, window", [(1, None), (2, None), (4, 3), (2, 5)])
+def test_shared_keys_and_a_window_pass_finite_differences_and_decode_through_the_cache(
+    kv_heads, window
+):
+    model = LanguageModel(7, 10, 16, 4, 2, "rotary", kv_heads=kv_heads, window=window)
+    params, tokens = model.init(1), repeats(3, 10, 7, seed=2).tokens
+    assert params["0.W_K"].shape == (16, 4 * kv_heads)
+    assert_gradients(model, params, tokens, ["0.W_K", "1.W_V", "1.W_Q", "embed"])
+    full = model.forward(params, tokens).output
+    cache = model.empty_cache(3)
+    for t in range(10):
+        logits, cache = model.next_logits(params, cache, tokens[:, t])
+        np.testing.assert_allclose(logits, full[:, t], atol=1e-12)
+    assert cache.keys[0].shape == (3, kv_heads, 10, 4)  # the cache holds G heads, not H
+
+
+def test_shared_heads_equal_full_heads_whose_keys_and_values_are_copied():
+    shared = LanguageModel(7, 10, 16, 4, 1, "rotary", kv_heads=2)
+    full = LanguageModel(7, 10, 16, 4, 1, "rotary")
+    p = shared.init(0)
+    q = Params({k: v.copy() for k, v in p.items()})
+    for name in ("0.W_K", "0.W_V"):  # block g of 2 serves query heads 2g and 2g + 1
+        blocks = np.split(p[name], 2, axis=1)
+        q[name] = np.concatenate([blocks[0], blocks[0], blocks[1], blocks[1]], axis=1)
+    tokens = repeats(2, 10, 7, seed=1).tokens
+    np.testing.assert_allclose(
+        shared.forward(p, tokens).output, full.forward(q, tokens).output, atol=1e-13
+    )
+
+
+def test_a_window_lets_a_query_read_only_the_last_w_positions():
+    model = LanguageModel(7, 10, 8, 2, 1, "rotary", window=3)
+    allowed = model.allowed(6)
+    assert allowed[5].tolist() == [False, False, False, True, True, True]
+    weights = model.forward(model.init(0), repeats(2, 10, 7, seed=1).tokens).parts["weights"]
+    t, s = np.nonzero(~model.allowed(10))
+    assert np.all(weights[0][:, :, t, s] == 0)
+    for bad, message in [({"kv_heads": 3}, "kv_heads must divide"), ({"window": 0}, "window")]:
+        with pytest.raises(ValueError, match=message):
+            LanguageModel(7, 10, 8, 2, 1, "rotary", **bad)

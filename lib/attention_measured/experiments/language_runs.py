@@ -94,6 +94,9 @@ def train(
     norm: bool = False,
     start: bool = False,
     null_key: bool = False,
+    heads: int = 2,
+    kv_heads=None,
+    window=None,
     steps: int = STEPS,
     progress: bool = False,
 ) -> tuple[Trained, History]:
@@ -104,7 +107,9 @@ def train(
     their initial draws, since no training sequence reaches them.  With ``start``, every
     sequence is :data:`LENGTH` − 1 tokens after the beginning-of-sequence token :data:`START`
     (which the vocabulary gains); with ``null_key``, each head may also attend to nothing
-    (the model's null key), the remedy for attention sinks.  The model's initial weights come
+    (the model's null key), the remedy for attention sinks.  ``heads`` query heads share
+    ``kv_heads`` blocks of keys and values (all their own by default), and ``window`` limits
+    how far back a query reads (the costs of decoding).  The model's initial weights come
     from ``seed``, its batches from seed + 1.  ``progress`` shows a tqdm bar."""
     seed = checks.seed(seed)
     steps = checks.integer(steps, "steps", 1, 100_000)
@@ -113,12 +118,14 @@ def train(
         VOCABULARY + start,
         CONTEXT,
         32,
-        2,
+        heads,
         layers,
         positions,
         mlp=mlp,
         norm=norm,
         null_key=null_key,
+        kv_heads=kv_heads,
+        window=window,
     )
     params = model.init(seed)
     optimiser = Adam(params, LEARNING_RATE)

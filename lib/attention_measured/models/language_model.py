@@ -19,6 +19,11 @@ scores q_t · k_s / sqrt(d) for s ≤ t, with the positions of :data:`POSITIONS`
 - ``"alibi"``: no position vector; −m_h (t − s) added to the score (Press et al.'s ALiBi), with
   a slope m_h for each head (:func:`alibi_slopes`).
 
+With ``kv_heads`` = G below H, the heads share keys and values: W_K and W_V have G blocks of
+width d, and query head h reads block h // (H / G) (grouped-query attention; G = 1 is
+multi-query attention), which divides the key-value cache by H / G.  With ``window`` = w, query
+t reads only the keys s with t − w < s ≤ t (a sliding window).
+
 With ``null_key``, each head's softmax has one more logit, fixed at 0, whose weight goes nowhere
 (a key with a zero value): a head may then give little weight to every position, the remedy
 for attention sinks measured in Part VII.  The heads' outputs are joined and multiplied by W_O.
@@ -102,6 +107,8 @@ class LanguageModel:
         norm: bool = False,
         feed_forward: int = 128,
         null_key: bool = False,
+        kv_heads=None,
+        window=None,
     ):
         self.vocabulary = checks.integer(vocabulary, "vocabulary", 2)
         self.context = checks.integer(context, "context", 2)
@@ -116,6 +123,12 @@ class LanguageModel:
         self.mlp, self.norm = checks.flag(mlp, "mlp"), checks.flag(norm, "norm")
         self.feed_forward = checks.integer(feed_forward, "feed_forward", 1)
         self.null_key = checks.flag(null_key, "null_key")
+        self.kv_heads = self.heads if kv_heads is None else checks.integer(kv_heads, "kv_heads", 1)
+        if self.heads % self.kv_heads:
+            raise ValueError(
+                f"kv_heads must divide the {self.heads} heads into equal groups, got {kv_heads}"
+            )
+        self.window = None if window is None else checks.integer(window, "window", 1)
         self.cannot = {
             change: "Part VII's language model takes its own removal test (ablate), not Part "
             "VI's changes"
@@ -126,7 +139,7 @@ class LanguageModel:
         return (
             f"LanguageModel(layers={self.layers}, heads={self.heads}, width={self.width}, "
             f"positions={self.positions!r}, mlp={self.mlp}, norm={self.norm}, "
-            f"null_key={self.null_key})"
+            f"null_key={self.null_key}, kv_heads={self.kv_heads}, window={self.window})"
         )
 
     @initialiser
@@ -140,8 +153,10 @@ class LanguageModel:
         if self.positions == "learned":
             p["positions"] = rng.normal(0.0, 1.0, (self.context, E))
         for i in range(self.layers):
+            shared = self.kv_heads * (E // self.heads)  # the columns of W_K and W_V
             for name in ("W_Q", "W_K", "W_V", "W_O"):
-                p[f"{i}.{name}"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, E))
+                width = shared if name in ("W_K", "W_V") else E
+                p[f"{i}.{name}"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, width))
             if self.mlp:
                 p[f"{i}.W_1"] = rng.normal(0.0, 1.0 / np.sqrt(E), (E, F))
                 p[f"{i}.b_1"] = np.zeros(F)
@@ -183,18 +198,20 @@ class LanguageModel:
 
     def _attend(self, p, i: int, z, ablated: set):
         """Layer i's attention on z (N, L, E): (output (N, L, E), weights (N, H, L, L), back)."""
-        L, H = z.shape[1], self.heads
+        L, H, G = z.shape[1], self.heads, self.kv_heads
         d = self.width // H
-        q, k, v = (split_heads(z @ p[f"{i}.{n}"], H) for n in ("W_Q", "W_K", "W_V"))
+        q = split_heads(z @ p[f"{i}.W_Q"], H)
+        k, v = (split_heads(z @ p[f"{i}.{n}"], G) for n in ("W_K", "W_V"))  # (N, G, L, d)
         where = np.arange(L, dtype=float)
         if self.positions == "rotary":
             q, k = rotate(q, where), rotate(k, where)
-        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)  # (N, H, L, L)
+        shared_k, shared_v = _shared(k, H), _shared(v, H)  # each query head's block, (N, H, L, d)
+        scores = q @ np.swapaxes(shared_k, -1, -2) / np.sqrt(d)  # (N, H, L, L)
         if self.positions == "alibi":
             distance = where[:, None] - where[None, :]  # t − s
             scores = scores - alibi_slopes(H)[:, None, None] * distance
-        weights = self._attention_weights(scores, causal_mask(L))
-        heads_out = weights @ v  # (N, H, L, d)
+        weights = self._attention_weights(scores, self.allowed(L))
+        heads_out = weights @ shared_v  # (N, H, L, d)
         kept = np.ones(H)
         for layer, head in ablated:
             if layer == i:
@@ -206,11 +223,11 @@ class LanguageModel:
         def back(grad_out):
             grads = {f"{i}.W_O": _rows(merged).T @ _rows(grad_out)}
             g_heads = split_heads(grad_out @ p[f"{i}.W_O"].T, H) * kept[:, None, None]
-            g_weights = g_heads @ np.swapaxes(v, -1, -2)
-            g_v = np.swapaxes(weights, -1, -2) @ g_heads
+            g_weights = g_heads @ np.swapaxes(shared_v, -1, -2)
+            g_v = _unshared(np.swapaxes(weights, -1, -2) @ g_heads, G)
             g_scores = softmax_backward(weights, g_weights) / np.sqrt(d)
-            g_q = g_scores @ k
-            g_k = np.swapaxes(g_scores, -1, -2) @ q
+            g_q = g_scores @ shared_k
+            g_k = _unshared(np.swapaxes(g_scores, -1, -2) @ q, G)
             if self.positions == "rotary":
                 g_q, g_k = rotate(g_q, -where), rotate(g_k, -where)
             g_z = 0.0
@@ -221,6 +238,15 @@ class LanguageModel:
             return grads, g_z
 
         return out, weights, back
+
+    def allowed(self, length: int) -> np.ndarray:
+        """(length, length) True where query t may read key s: s ≤ t, and with a ``window``
+        w, t − w < s (Part VII, the costs of decoding)."""
+        allowed = causal_mask(checks.integer(length, "length", 1))
+        if self.window is not None:
+            t = np.arange(length)
+            allowed = allowed & (t[:, None] - t[None, :] < self.window)
+        return allowed
 
     def _attention_weights(self, scores, mask) -> np.ndarray:
         """The weights over the last axis; with ``null_key``, the softmax over the scores and
@@ -333,13 +359,12 @@ class LanguageModel:
         L = tokens.shape[1]
         changes(keep, weights, scale, (len(tokens), L, L), tokens.shape, self.cannot)
         logits, every, _ = self._pass(params, tokens, ablate)
-        mask = causal_mask(L)
-        return Output(logits, every[-1].mean(axis=1), mask, parts={"weights": every})
+        return Output(logits, every[-1].mean(axis=1), self.allowed(L), parts={"weights": every})
 
     def empty_cache(self, n: int) -> Cache:
         """A key-value cache for ``n`` sequences, holding nothing yet."""
         n = checks.integer(n, "n", 1)
-        empty = np.zeros((n, self.heads, 0, self.width // self.heads))
+        empty = np.zeros((n, self.kv_heads, 0, self.width // self.heads))
         return Cache((empty,) * self.layers, (empty,) * self.layers)
 
     def next_logits(self, params, cache: Cache, tokens) -> tuple[np.ndarray, Cache]:
@@ -365,16 +390,17 @@ class LanguageModel:
             z = x
             if self.norm:
                 z = layer_norm_and_parts(_norm(p, f"{i}.norm_attention"), x)[0]
-            q, k, v = (split_heads(z @ p[f"{i}.{n}"], H) for n in ("W_Q", "W_K", "W_V"))
+            q = split_heads(z @ p[f"{i}.W_Q"], H)
+            k, v = (split_heads(z @ p[f"{i}.{n}"], self.kv_heads) for n in ("W_K", "W_V"))
             if self.positions == "rotary":
                 q, k = rotate(q, [float(t)]), rotate(k, [float(t)])
             keys[i] = np.concatenate([keys[i], k], axis=2)
             values[i] = np.concatenate([values[i], v], axis=2)
-            scores = q @ np.swapaxes(keys[i], -1, -2) / np.sqrt(d)  # (N, H, 1, t + 1)
+            scores = q @ np.swapaxes(_shared(keys[i], H), -1, -2) / np.sqrt(d)  # (N, H, 1, t + 1)
             if self.positions == "alibi":
                 scores = scores - alibi_slopes(H)[:, None, None] * (t - np.arange(t + 1.0))
-            weights = self._attention_weights(scores, np.ones(scores.shape[-2:], dtype=bool))
-            x = x + merge_heads(weights @ values[i]) @ p[f"{i}.W_O"]
+            weights = self._attention_weights(scores, self.allowed(t + 1)[t:])
+            x = x + merge_heads(weights @ _shared(values[i], H)) @ p[f"{i}.W_O"]
             if self.mlp:
                 z = x
                 if self.norm:
@@ -437,8 +463,8 @@ class LanguageModel:
 
 class Cache(NamedTuple):
     """What :meth:`LanguageModel.next_logits` keeps between steps (Part VII, the key-value
-    cache): each layer's keys and values so far, (N, H, t, d) each, keys already turned for
-    rotary positions."""
+    cache): each layer's keys and values so far, (N, G, t, d) each with G the model's
+    ``kv_heads``, keys already turned for rotary positions."""
 
     keys: tuple
     values: tuple
@@ -451,6 +477,18 @@ class Cache(NamedTuple):
 
 def _norm(p, name: str) -> dict:
     return {"weight": p[name + ".weight"], "bias": p[name + ".bias"]}
+
+
+def _shared(x: np.ndarray, heads: int) -> np.ndarray:
+    """Key or value blocks (N, G, L, d) repeated for the ``heads`` query heads: query head h
+    reads block h // (heads / G)."""
+    return np.repeat(x, heads // x.shape[1], axis=1)
+
+
+def _unshared(g: np.ndarray, groups: int) -> np.ndarray:
+    """The backward of :func:`_shared`: each block's gradient summed over its query heads."""
+    n, heads, length, d = g.shape
+    return g.reshape(n, groups, heads // groups, length, d).sum(axis=2)
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
