@@ -349,3 +349,19 @@ def test_the_document_figure_refuses_an_empty_set_of_models():
     docs = documents.documents(2, seed=1)
     with pytest.raises(ValueError, match="seed: params"):
         flavour_explorers.document_weights(hierarchical.Hierarchical(), {}, docs, [])
+
+
+def test_part_seven_head_report_matches_the_library_and_refuses_bad_choices():
+    from attention_measured.book import language_explorers
+    from attention_measured.experiments import language_runs
+
+    r = language_explorers.head_report(1, 0, 0)
+    run, _ = language_runs.train(seed=0)
+    held = language_runs.held_out()
+    weights = run.model.forward(run.params, held.tokens[:1]).parts["weights"][0]
+    np.testing.assert_array_equal(r["weights"], weights[0, 0])
+    assert r["previous"] > 0.9 and r["without"] > r["loss"] + 1.0
+    assert "copy of" in language_explorers.describe_head(2, 1, 3)
+    for bad, message in [((3, 0, 0), "layer"), ((1, 2, 0), "head"), ((1, 0, 8), "sequence")]:
+        with pytest.raises(ValueError, match=message):
+            language_explorers.head_report(*bad)

@@ -432,6 +432,7 @@ def test_every_twin_is_present():
         "pick-a-head",
         "shuffle-the-steps",
         "step-through-hops",
+        "pick-a-layer-and-head",
     } <= ids, ids
 
 

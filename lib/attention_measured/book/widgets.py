@@ -16,7 +16,8 @@ This module knows nothing of attention: each Part's explorers
 :mod:`~attention_measured.book.cloze_explorers`,
 :mod:`~attention_measured.book.flavour_explorers`,
 :mod:`~attention_measured.book.translation_explorers`,
-:mod:`~attention_measured.book.explanation_explorers`) supply the three things.
+:mod:`~attention_measured.book.explanation_explorers`,
+:mod:`~attention_measured.book.language_explorers`) supply the three things.
 """
 
 from __future__ import annotations
