@@ -365,3 +365,20 @@ def test_part_seven_head_report_matches_the_library_and_refuses_bad_choices():
     for bad, message in [((3, 0, 0), "layer"), ((1, 2, 0), "head"), ((1, 0, 8), "sequence")]:
         with pytest.raises(ValueError, match=message):
             language_explorers.head_report(*bad)
+
+
+def test_bounds_fall_on_their_grid_beyond_the_margin_and_refuse_bad_input():
+    from attention_measured import book
+
+    assert book.at_least(0.7538) == pytest.approx(0.70)
+    assert book.at_most(0.1325, 0.1, 0.05) == pytest.approx(0.2)
+    for v in np.linspace(0.0, 3.0, 61):
+        assert book.at_least(v) <= v - 0.02 + 1e-12 and book.at_most(v) >= v + 0.02 - 1e-12
+    for call, error in [
+        (lambda: book.at_least("0.5"), TypeError),
+        (lambda: book.at_most(np.nan), ValueError),
+        (lambda: book.at_least(0.5, step=0), ValueError),
+        (lambda: book.at_most(0.5, margin=-1), ValueError),
+    ]:
+        with pytest.raises(error):
+            call()

@@ -4,6 +4,6 @@ style (:mod:`.plots`), the drawings of the mechanisms (:mod:`.diagrams`), every 
 for a phone (:mod:`.phone_figures`), widgets and their static twins (:mod:`.widgets`), and the
 explorers of each family of pages (the ``*_explorers`` modules)."""
 
-from .pages import WIDTH, glue, glue_all, table
+from .pages import WIDTH, at_least, at_most, glue, glue_all, table
 
-__all__ = ["WIDTH", "glue", "glue_all", "table"]
+__all__ = ["WIDTH", "at_least", "at_most", "glue", "glue_all", "table"]

@@ -56,6 +56,31 @@ def glue_all(values: dict, digits: int | None = None, prefix: str = "") -> None:
         glue(prefix + name, value, digits)
 
 
+def at_least(value, step: float = 0.05, margin: float = 0.02) -> float:
+    """A bound below ``value`` on a grid of ``step``, ``margin`` lower first, for a number that
+    moves in its last printed digit under the book's nudges and other processors: the margin
+    must exceed the spread those checks were measured to cause (Part VII)."""
+    value, step, margin = _bound_arguments(value, step, margin)
+    return float(np.floor((value - margin) / step) * step)
+
+
+def at_most(value, step: float = 0.05, margin: float = 0.02) -> float:
+    """The bound above ``value`` that :func:`at_least` gives below it."""
+    value, step, margin = _bound_arguments(value, step, margin)
+    return float(np.ceil((value + margin) / step) * step)
+
+
+def _bound_arguments(value, step, margin) -> tuple[float, float, float]:
+    for name, number in (("value", value), ("step", step), ("margin", margin)):
+        if isinstance(number, bool) or not isinstance(number, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {number!r}")
+        if not np.isfinite(number):
+            raise ValueError(f"{name} must be finite, got {number!r}")
+    if step <= 0 or margin < 0:
+        raise ValueError(f"step must be positive and margin at least 0, got {step}, {margin}")
+    return float(value), float(step), float(margin)
+
+
 WIDTH = 80
 
 

@@ -100,8 +100,9 @@ def train(
     steps: int = STEPS,
     progress: bool = False,
 ) -> tuple[Trained, History]:
-    """A two-head model of ``layers`` layers with ``positions`` (and ``mlp``, ``norm``) trained
-    from ``seed`` for ``steps`` Adam steps on fresh copying sequences of :data:`LENGTH` tokens:
+    """A model of ``heads`` heads in each of ``layers`` layers, with ``positions`` (and ``mlp``,
+    ``norm``), trained from ``seed`` for ``steps`` Adam steps on fresh copying sequences of
+    :data:`LENGTH` tokens:
     (Trained, History).  Its context is :data:`CONTEXT`, so that it can be tested on longer
     sequences (:func:`carried`); with learned positions, the vectors past :data:`LENGTH` keep
     their initial draws, since no training sequence reaches them.  With ``start``, every
@@ -168,7 +169,8 @@ def carried(
     (the most likely token is the next one), on ``n`` held-out copying sequences of that length:
     (len(lengths),).  Their repeat is drawn as in training, a quarter to a half of the length,
     unless ``repeat`` = (shortest, longest) fixes its range, such as the training's own (8, 16)
-    at every length, which asks for the same look-back distances at later positions."""
+    at every length, which asks for the same look-back distances at later positions.  A model
+    trained with the start token reads each sequence after it, as in training."""
     if not isinstance(run, Trained) or not isinstance(run.model, LanguageModel):
         raise TypeError(f"run must be a trained LanguageModel (from train), got {run!r}")
     if isinstance(lengths, (str, bytes)) or not hasattr(lengths, "__iter__"):
@@ -180,10 +182,12 @@ def carried(
     ):
         raise TypeError(f"repeat must be (shortest, longest) or None, got {repeat!r}")
     shortest, longest = (None, None) if repeat is None else repeat
+    start = run.model.vocabulary > VOCABULARY
     out = []
     for length in lengths:
-        data = repeats(n, length, VOCABULARY, HELD_OUT_SEED, shortest, longest)  # at LENGTH,
-        # with repeat None, these are held_out()'s sequences
+        # at LENGTH, with repeat None and n HELD_OUT, these are held_out()'s sequences
+        data = repeats(n, length - start, VOCABULARY, HELD_OUT_SEED, shortest, longest)
+        data = with_start(data, START) if start else data
         logits = run.model.forward(run.params, data.tokens).output
         right = logits[:, :-1].argmax(axis=-1) == data.tokens[:, 1:]
         out.append(float(right[data.repeated[:, :-1]].mean()))
