@@ -35,6 +35,7 @@ Shapes: N sequences, L positions, V tokens, E the width, H heads, F the feed-for
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -71,19 +72,28 @@ def rotate(x, positions, base: float = ROTARY_BASE) -> np.ndarray:
     position · base^(−2i/d), positions (L,) (Part VII, positions).  Turning q by t and k by s
     leaves q · k a function of t − s alone.  A negative position turns back (the backward pass
     is the turn by −position)."""
-    x = checks.array(x, "x", copy=False)
-    if x.ndim < 2 or x.shape[-1] % 2:
-        raise ValueError(f"x must be (..., L, d) with d even, got {x.shape}")
-    positions = checks.array(positions, "positions", shape=(x.shape[-2],), copy=False)
-    base = checks.real(base, "base", positive=True)
-    d = x.shape[-1]
-    angles = positions[:, None] * base ** (-np.arange(0, d, 2) / d)  # (L, d/2)
-    cos, sin = np.cos(angles), np.sin(angles)
+    if not checks.trusting():  # inside train's loop, the first step checked what the rest get
+        x = checks.array(x, "x", copy=False)
+        if x.ndim < 2 or x.shape[-1] % 2:
+            raise ValueError(f"x must be (..., L, d) with d even, got {x.shape}")
+        positions = checks.array(positions, "positions", shape=(x.shape[-2],), copy=False)
+        base = checks.real(base, "base", positive=True)
+    cos, sin = _turns(np.asarray(positions, dtype=float).tobytes(), x.shape[-1], base)
     even, odd = x[..., 0::2], x[..., 1::2]
     out = np.empty(x.shape)
     out[..., 0::2] = even * cos - odd * sin
     out[..., 1::2] = even * sin + odd * cos
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _turns(positions: bytes, d: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """The cosines and sines of :func:`rotate`'s angles (L, d/2), computed once for each set of
+    positions (a training step turns the same 0 … L − 1 four times a layer)."""
+    angles = np.frombuffer(positions)[:, None] * base ** (-np.arange(0, d, 2) / d)
+    cos, sin = np.cos(angles), np.sin(angles)
+    cos.flags.writeable = sin.flags.writeable = False  # shared by every later call
+    return cos, sin
 
 
 class LanguageModel:
@@ -216,13 +226,16 @@ class LanguageModel:
         for layer, head in ablated:
             if layer == i:
                 kept[head] = 0.0
-        heads_out = heads_out * kept[:, None, None]
+        if not kept.all():
+            heads_out = heads_out * kept[:, None, None]
         merged = merge_heads(heads_out)  # (N, L, E)
         out = merged @ p[f"{i}.W_O"]
 
         def back(grad_out):
             grads = {f"{i}.W_O": _rows(merged).T @ _rows(grad_out)}
-            g_heads = split_heads(grad_out @ p[f"{i}.W_O"].T, H) * kept[:, None, None]
+            g_heads = split_heads(grad_out @ p[f"{i}.W_O"].T, H)
+            if not kept.all():
+                g_heads = g_heads * kept[:, None, None]
             g_weights = g_heads @ np.swapaxes(shared_v, -1, -2)
             g_v = _unshared(np.swapaxes(weights, -1, -2) @ g_heads, G)
             g_scores = softmax_backward(weights, g_weights) / np.sqrt(d)
@@ -482,12 +495,14 @@ def _norm(p, name: str) -> dict:
 def _shared(x: np.ndarray, heads: int) -> np.ndarray:
     """Key or value blocks (N, G, L, d) repeated for the ``heads`` query heads: query head h
     reads block h // (heads / G)."""
-    return np.repeat(x, heads // x.shape[1], axis=1)
+    return x if heads == x.shape[1] else np.repeat(x, heads // x.shape[1], axis=1)
 
 
 def _unshared(g: np.ndarray, groups: int) -> np.ndarray:
     """The backward of :func:`_shared`: each block's gradient summed over its query heads."""
     n, heads, length, d = g.shape
+    if groups == heads:
+        return g
     return g.reshape(n, groups, heads // groups, length, d).sum(axis=2)
 
 
