@@ -367,6 +367,29 @@ def test_part_seven_head_report_matches_the_library_and_refuses_bad_choices():
             language_explorers.head_report(*bad)
 
 
+def test_part_seven_position_report_counts_as_carried_does_and_refuses_bad_choices():
+    from attention_measured.book import language_explorers
+    from attention_measured.experiments import language_runs
+
+    r = language_explorers.position_report("rotary", 32)
+    run, _ = language_runs.train(seed=0)  # rotary is the default scheme
+    assert r["share"] == language_runs.carried(run, [32])[0]
+    held = language_runs.held_out()  # at the training length, the explorer's sequences
+    weights = run.model.forward(run.params, held.tokens[:1]).parts["weights"][1]
+    np.testing.assert_array_equal(r["weights"], weights[0].mean(axis=0))
+    assert r["repeat"] == held.repeat[0] and len(r["right"]) == r["repeat"] - 1
+    assert r["right"].mean() > 0.8 and r["weights"].shape == (32, 32)
+    text = language_explorers.describe_position("rotary", 32)
+    assert "tested at 32" in text and language_explorers.share_bound(r["share"]) in text
+    assert language_explorers.share_bound(0.1) == "< 0.15"
+    assert language_explorers.share_bound(0.7538) == "≥ 0.70"
+    for bad, message in [(("rope", 32), "scheme"), (("alibi", 129), "length")]:
+        with pytest.raises(ValueError, match=message):
+            language_explorers.position_report(*bad)
+    with pytest.raises(ValueError, match="share"):
+        language_explorers.share_bound(1.5)
+
+
 def test_bounds_fall_on_their_grid_beyond_the_margin_and_refuse_bad_input():
     from attention_measured import book
 

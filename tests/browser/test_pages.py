@@ -433,6 +433,7 @@ def test_every_twin_is_present():
         "shuffle-the-steps",
         "step-through-hops",
         "pick-a-layer-and-head",
+        "pick-a-scheme-and-length",
     } <= ids, ids
 
 

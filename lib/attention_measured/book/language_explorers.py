@@ -1,12 +1,19 @@
-"""Part VII's explorer: any head of the copying model on any of a few held-out sequences, with
-its scores and what removing it does to the copy (:func:`head_report` computes the numbers)."""
+"""Part VII's explorers: any head of the copying model on any of a few held-out sequences, with
+its scores and what removing it does to the copy (:func:`head_report` computes the numbers);
+and any position scheme at any test length, with how much of the copy it gets right
+(:func:`position_report`)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..core import checks
 from ..experiments import language_runs
 from ..measures import induction
+from ..models.language_model import POSITIONS
+from ..tasks.repeats import repeats
 from . import plots
+from .pages import at_least
 from .widgets import Control, explorer
 
 SEQUENCES = 8  # the held-out sequences the explorer offers
@@ -75,4 +82,98 @@ def pick_a_head(static: bool = False):
         static=static,
         alt="The chosen head's attention weights on the chosen held-out sequence, queries as "
         "rows and keys as columns, with dashed lines where the copy starts.",
+    )
+
+
+TEST_LENGTHS = (32, 64, 128)  # the training length, twice and four times it (Part VII, positions)
+
+
+def share_bound(share: float) -> str:
+    """A share of the copy predicted right, as the bound every nudge and processor keeps (Part VII,
+    positions): "< 0.15" near chance (below 0.13), else "≥ " :func:`~.pages.at_least`."""
+    share = checks.real(share, "share", 0.0, 1.0)
+    return "< 0.15" if share < 0.13 else f"≥ {at_least(share):.2f}"
+
+
+def position_report(scheme: str, length: int) -> dict:
+    """Seed 0's model with positions ``scheme`` (trained at 32 tokens) on held-out copying
+    sequences of ``length`` tokens (Part VII, positions): {"weights" (L, L), layer 2's weights
+    averaged over its heads on the first sequence, "start" and "repeat" of its copy, "right"
+    (repeat − 1,) True where the model predicts the copy's next token, "share": the share right on
+    all :data:`~.language_runs.HELD_OUT` sequences, as :func:`~.language_runs.carried` counts}."""
+    if scheme not in POSITIONS:
+        raise ValueError(f"scheme must be one of {POSITIONS}, got {scheme!r}")
+    length = checks.integer(length, "length", 4, language_runs.CONTEXT)
+    run, _ = language_runs.train(seed=0, positions=scheme)
+    data = repeats(
+        language_runs.HELD_OUT, length, language_runs.VOCABULARY, language_runs.HELD_OUT_SEED
+    )
+    out = run.model.forward(run.params, data.tokens[:1])
+    right = out.output[0, :-1].argmax(axis=-1) == data.tokens[0, 1:]
+    repeat = int(data.repeat[0])
+    return {
+        "weights": out.parts["weights"][1][0].mean(axis=0),
+        "start": length - repeat,
+        "repeat": repeat,
+        "right": right[data.repeated[0, :-1]],
+        "share": float(language_runs.carried(run, [length])[0]),
+    }
+
+
+@plots.styled
+def _render_position(scheme: str, length: int):
+    r = position_report(scheme, length)
+    fig, (ax, strip) = plots.figure(
+        height=4.2, nrows=2, gridspec_kw={"height_ratios": [6, 1]}, sharex=True
+    )
+    title = f"positions: {scheme}, tested at {length} (layer 2's weights)"
+    plots.heatmap(ax, r["weights"], [""] * length, [""] * length, title, colorbar=False)
+    marks = np.arange(0, length, length // 4)
+    ax.set_yticks(marks, [str(t) for t in marks])
+    ax.set_xticks(marks)
+    ax.set_xlabel("")
+    for line in (ax.axhline, ax.axvline):
+        line(r["start"] - 0.5, color=plots.RUNS[1], ls="--", lw=1)
+    if length > language_runs.LENGTH:  # where the training's sequences ended
+        ax.axvline(language_runs.LENGTH - 0.5, color=plots.MARKER, ls=":", lw=1.5)
+        ax.text(language_runs.LENGTH, 0.97 * length, " training's length", color=plots.MARKER)
+    # the copy's predictions: the token after position t, for t from the copy's start
+    where = r["start"] + np.arange(len(r["right"]))
+    strip.bar(where, 1, 1, color=[plots.AFTER if ok else plots.NEUTRAL for ok in r["right"]])
+    strip.set_yticks([])
+    strip.set_xticks(marks, [str(t) for t in marks])
+    strip.set_xlabel("position")
+    right = f"{int(r['right'].sum())} of {len(r['right'])}"
+    strip.set_title(f"the copy's next tokens, green where predicted right: {right}", fontsize=9)
+    return fig
+
+
+def describe_position(scheme: str, length: int) -> str:
+    r = position_report(scheme, length)
+    return (
+        f"positions: {scheme}; trained at {language_runs.LENGTH} tokens, tested at {length}\n"
+        f"the sequence shown: a copy of {r['repeat']} tokens from position {r['start']}\n"
+        f"on {language_runs.HELD_OUT} held-out sequences of {length} tokens: "
+        f"{share_bound(r['share'])} of the copy right"
+    )
+
+
+def pick_a_scheme(static: bool = False):
+    """Any of the five position schemes at the training length, twice and four times it: layer
+    2's weights on a held-out sequence, which of its copy's tokens the model gets right, and the
+    share right on all held-out sequences (Part VII, positions)."""
+    controls = {
+        "scheme": Control("positions", list(POSITIONS), default="rotary"),
+        "length": Control("test length", list(TEST_LENGTHS)),
+    }
+    return explorer(
+        "pick-a-scheme-and-length",
+        controls,
+        _render_position,
+        describe_position,
+        static=static,
+        alt="Layer 2's attention weights, averaged over its two heads, on a held-out sequence of "
+        "the chosen length, queries as rows and keys as columns, with dashed lines where the "
+        "copy starts and a dotted line where the training's sequences ended; below, a strip "
+        "marking each of the copy's tokens the model predicted right.",
     )
