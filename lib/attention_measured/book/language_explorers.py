@@ -126,7 +126,7 @@ def _render_position(scheme: str, length: int):
     fig, (ax, strip) = plots.figure(
         height=4.2, nrows=2, gridspec_kw={"height_ratios": [6, 1]}, sharex=True
     )
-    title = f"positions: {scheme}, tested at {length} (layer 2's weights)"
+    title = f"{scheme}, tested at {length}: layer 2's weights"
     plots.heatmap(ax, r["weights"], [""] * length, [""] * length, title, colorbar=False)
     marks = np.arange(0, length, length // 4)
     ax.set_yticks(marks, [str(t) for t in marks])
@@ -144,7 +144,7 @@ def _render_position(scheme: str, length: int):
     strip.set_xticks(marks, [str(t) for t in marks])
     strip.set_xlabel("position")
     right = f"{int(r['right'].sum())} of {len(r['right'])}"
-    strip.set_title(f"the copy's next tokens, green where predicted right: {right}", fontsize=9)
+    strip.set_title(f"copy predicted right (green): {right}", fontsize=9)
     return fig
 
 
