@@ -1,32 +1,39 @@
 """The book's numpy training beside torch on the CPU, doing the same work: an optional peer.
 
-Three trainings are written a second time in torch: Part II's "token" head (200 full-batch
-Adam iterations, ``cloze_runs.train``), and Part IV's Transformer and Bahdanau encoder-decoder (300
-Adam steps of 32 sentences, ``training.trained``).  The head and Bahdanau's attention loop are
-written out line by line; where the book's layers compute what torch's compute, torch's own
-are used (``nn.Transformer``'s encoder and decoder, ``nn.GRU``, ``nn.GRUCell``).  Both sides
-start from the book's own initial Params (the models carry torch's parameter names, so the
-torch modules load them with a strict ``load_state_dict``), use Adam with the book's
-hyper-parameters (torch.optim.Adam computes the book's update: lr (m / c1) / (sqrt(v) /
-sqrt(c2) + eps) is lr (m / c1) / (sqrt(v / c2) + eps), epsilon outside the root), and run in
-float64 on one thread, as the book trains (:func:`attention_measured.machinery.blas.one_thread`).
-Part IV's batches are drawn on both sides inside each step by the book's own
-``translation.draw_batch`` from ``RandomState(0)``, the generator ``training.fit`` hands the
-model, so torch sees the same sentences in the same order.
+Four trainings are written a second time in torch: Part II's "token" head (200 full-batch Adam
+iterations, ``cloze_runs.train``), Part IV's Transformer and Bahdanau encoder-decoder (300 Adam
+steps of 32 sentences, ``training.trained``), and Part VII's language model (1500 Adam steps of 32
+copying sequences, ``language_runs.train``'s default: two attention-only layers of two heads with
+rotary positions).  The head and Bahdanau's attention loop are written out line by line; where the
+book's layers compute what torch's compute, torch's own are used (``nn.Transformer``'s encoder and
+decoder, ``nn.GRU``, ``nn.GRUCell``; for the language model ``F.scaled_dot_product_attention``,
+``nn.LayerNorm`` and ``F.cross_entropy``, with RoPE written out, as torch has none).  Both sides
+start from the book's own initial Params (the models carry torch's parameter names, so the torch
+modules load them with a strict ``load_state_dict``), use Adam with the book's hyper-parameters
+(torch.optim.Adam computes the book's update: lr (m / c1) / (sqrt(v) / sqrt(c2) + eps) is lr (m /
+c1) / (sqrt(v / c2) + eps), epsilon outside the root), and run in float64 on one thread, as the
+book trains (:func:`attention_measured.machinery.blas.one_thread`).  Part IV's batches are drawn on
+both sides inside each step by the book's own ``translation.draw_batch`` from ``RandomState(0)``,
+the generator ``training.fit`` hands the model, so torch sees the same sentences in the same order.
+Part VII's are drawn as ``language_runs.train`` draws them, ``repeats.repeats`` with a seed from
+``RandomState(seed + 1)`` at every step, and both sides record the held-out losses and head scores
+every 50 steps as train does (torch's weights scored by the book's ``induction`` functions).
 
-Before anything is timed, both sides train a few steps from the same weights and the largest
-gap of their loss curves (and of their weights) is printed: it shows the work is the same.
-The weights may differ by ~1e-12 where the losses agree to ~1e-15: Adam divides each
-gradient by its own size plus eps = 1e-8, so a gradient that is nearly zero (the key biases of
-attention have one that is zero but for rounding) turns rounding differences of ~1e-18 into
-steps that differ by ~lr 1e-10; the Transformer's other weights agree to ~1e-14.  One piece
-is not matched: the book's GRU clips its gate logits to ±30 before the sigmoid
-(``losses.sigmoid``), torch's does not; beyond ±30 the sigmoid is within 1e-13 of 0 or 1.
+Before anything is timed, both sides train a few steps from the same weights and the largest gap of
+their loss curves (and of their weights, and of the language model's records) is printed: it shows
+the work is the same.  The weights may differ by ~1e-12 where the losses agree to ~1e-15: Adam
+divides each gradient by its own size plus eps = 1e-8, so a gradient that is nearly zero (the key
+biases of attention have one that is zero but for rounding) turns rounding differences of ~1e-18
+into steps that differ by ~lr 1e-10; the Transformer's other weights agree to ~1e-14.  One piece is
+not matched: the book's GRU clips its gate logits to ±30 before the sigmoid (``losses.sigmoid``),
+torch's does not; beyond ±30 the sigmoid is within 1e-13 of 0 or 1.
 
-Then each side is timed, idle and beside a busy core; the book calls ``cloze_runs.train.uncached``
-and ``training.trained.uncached``, which train every time.  The ratios and their targets are
-printed, never asserted.  torch is not a dependency of the book: without it this prints one
-line and exits.
+Then each side is timed, idle and beside a busy core; the book calls ``cloze_runs.train.uncached``,
+``training.trained.uncached`` and ``language_runs.train.uncached``, which train every time.  The
+ratios and their targets are printed, never asserted (for the language model also torch ÷ book,
+whose target is at least 1: the numpy models train no slower than torch float64 on one thread on
+the same work).  torch is not a dependency of the book: without it this prints one line and
+exits.
 """
 
 import sys
@@ -51,9 +58,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import busy_core  # noqa: E402
 
 from attention_measured.core import training
-from attention_measured.experiments import cloze_runs, translation_runs
-from attention_measured.models import cloze_head
+from attention_measured.experiments import cloze_runs, language_runs, translation_runs
+from attention_measured.measures import induction
+from attention_measured.models import cloze_head, language_model
 from attention_measured.tasks import cloze, translation
+from attention_measured.tasks import repeats as copying
 
 torch.set_num_threads(1)  # the book's training loops hold BLAS to one thread
 torch.set_default_dtype(torch.float64)  # and compute in float64
@@ -64,6 +73,9 @@ SEQ2SEQ_REPEATS = 2  # best of 2 (the agreement runs warm both sides up)
 AGREEMENT = 5  # steps trained from the same weights before timing
 HEAD_CHAOS = 80  # bench_udhr's agreement span: past ~100 iterations rounding grows
 SEQ2SEQ = ("Transformer", "Bahdanau")
+LANGUAGE = "Language model"  # Part VII's, language_runs.train
+LANGUAGE_STEPS = language_runs.STEPS  # train's default, 1500 steps
+LANGUAGE_REPEATS = 2  # best of 2 (the agreement runs warm both sides up)
 TARGET_SLOWDOWN = 1.5  # the book beside a busy core, at most this many times its idle time
 
 
@@ -245,11 +257,179 @@ def torch_seq2seq(name: str, train, steps: int) -> tuple[np.ndarray, nn.Module]:
     return curve, module
 
 
+# ------------------------------------------------------------------ Part VII: the language model
+def _rope(x: torch.Tensor) -> torch.Tensor:
+    """language_model.rotate at positions 0 … L − 1: column pair (2i, 2i + 1) of x (N, heads,
+    L, d) at position t turned by the angle t · base^(−2i/d)."""
+    length, d = x.shape[-2:]
+    angles = torch.arange(length)[:, None] * language_model.ROTARY_BASE ** (
+        -torch.arange(0, d, 2) / d
+    )
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
+
+class LanguageLayer(nn.Module):
+    """One layer of language_model.LanguageModel: its Params' names under the layer's number
+    (W_Q, W_K, W_V, W_O as x @ W; W_1, b_1, W_2, b_2; norm_attention, norm_mlp)."""
+
+    def __init__(self, book):
+        super().__init__()
+        E, hidden = book.width, book.feed_forward
+        shared = book.kv_heads * (E // book.heads)  # the columns of W_K and W_V
+        shapes = {"W_Q": (E, E), "W_K": (E, shared), "W_V": (E, shared), "W_O": (E, E)}
+        if book.mlp:
+            shapes.update({"W_1": (E, hidden), "b_1": (hidden,), "W_2": (hidden, E), "b_2": (E,)})
+        for name, shape in shapes.items():  # shapes here, values from load_state_dict
+            setattr(self, name, _parameter(np.zeros(shape)))
+        if book.norm:  # nn.LayerNorm's eps is the book's transformer.EPS, 1e-5
+            self.norm_attention = nn.LayerNorm(E)
+            if book.mlp:
+                self.norm_mlp = nn.LayerNorm(E)
+        self.book = book
+
+    def attend(self, z, bias, weights=None):
+        """Causal self-attention on z (N, L, E) by torch's scaled_dot_product_attention with the
+        model's mask as an additive ``bias``, or its own causal mask where that is all the bias
+        holds (train's model: rotary positions, no window, no null key); ``weights``, a list,
+        also gets the layer's weights (N, H, L, L) computed out (for train's records)."""
+        book = self.book
+        H, G, d = book.heads, book.kv_heads, book.width // book.heads
+        q = (z @ self.W_Q).unflatten(-1, (H, d)).transpose(1, 2)  # split_heads: (N, H, L, d)
+        k = (z @ self.W_K).unflatten(-1, (G, d)).transpose(1, 2)  # (N, G, L, d)
+        v = (z @ self.W_V).unflatten(-1, (G, d)).transpose(1, 2)
+        if book.positions == "rotary":
+            q, k = _rope(q), _rope(k)
+        if book.null_key:  # a zero key with a zero value: its logit q · 0 is the null's 0
+            k, v = F.pad(k, (0, 0, 0, 1)), F.pad(v, (0, 0, 0, 1))
+        causal = book.positions != "alibi" and book.window is None and not book.null_key
+        heads = F.scaled_dot_product_attention(
+            q, k, v, None if causal else bias, is_causal=causal, enable_gqa=G != H
+        )
+        if weights is not None:
+            scores = q @ k.repeat_interleave(H // G, dim=1).transpose(-1, -2) / d**0.5
+            weights.append(torch.softmax(scores + bias, dim=-1)[..., : z.shape[1]])
+        return heads.transpose(1, 2).flatten(-2) @ self.W_O  # merge_heads, then W_O
+
+    def forward(self, x, bias, weights=None):
+        x = x + self.attend(self.norm_attention(x) if self.book.norm else x, bias, weights)
+        if self.book.mlp:
+            z = self.norm_mlp(x) if self.book.norm else x
+            x = x + F.relu(z @ self.W_1 + self.b_1) @ self.W_2 + self.b_2
+        return x
+
+
+class LanguageModel(nn.Module):
+    """language_model.LanguageModel: its layers registered as "0", "1", … so that the state
+    dict's names are the book's Params' ("0.W_Q", "norm.weight", "unembed")."""
+
+    def __init__(self, book, params):
+        super().__init__()
+        self.embed = _parameter(params["embed"])
+        if book.positions == "learned":
+            self.positions = _parameter(params["positions"])
+        for i in range(book.layers):
+            self.add_module(str(i), LanguageLayer(book))
+        self.norm = nn.LayerNorm(book.width) if book.norm else None
+        self.unembed = _parameter(params["unembed"])
+        self.load_state_dict({name: torch.tensor(value) for name, value in params.items()})
+        self.book = book
+
+    def bias(self, length: int) -> torch.Tensor:
+        """What the attention adds to the scores (H, L, L), or (H, L, L + 1) with the null key
+        last: −inf where query t may not read key s (s > t, or out of the window), ALiBi's
+        −m_h (t − s) where it may, else 0."""
+        book = self.book
+        allowed = torch.from_numpy(book.allowed(length))
+        bias = torch.zeros(book.heads, length, length)
+        if book.positions == "alibi":
+            t = torch.arange(length)
+            slopes = torch.from_numpy(language_model.alibi_slopes(book.heads))
+            bias = -slopes[:, None, None] * (t[:, None] - t[None, :])
+        bias = bias.masked_fill(~allowed, float("-inf"))
+        return F.pad(bias, (0, 1)) if book.null_key else bias
+
+    def forward(self, tokens, weights=None):
+        """The logits (N, L, V) of tokens (N, L); ``weights``: as LanguageLayer.attend's."""
+        length = tokens.shape[1]
+        x = F.embedding(tokens, self.embed)  # p["embed"][tokens]
+        if self.book.positions == "learned":
+            x = x + self.positions[:length]
+        elif self.book.positions == "sinusoidal":
+            x = x + _positions(length, self.book.width)
+        bias = self.bias(length)
+        for i in range(self.book.layers):
+            x = getattr(self, str(i))(x, bias, weights)
+        return (self.norm(x) if self.book.norm else x) @ self.unembed
+
+
+def _language_record(module: LanguageModel, data) -> dict:
+    """language_runs.measure(model, params) in torch: the losses by position and every layer's
+    weights from one pass, the head scores by the book's induction functions on them."""
+    every = []
+    with torch.no_grad():
+        logits = module(torch.from_numpy(data.tokens), every)
+        losses = F.cross_entropy(
+            logits[:, :-1].transpose(1, 2), torch.from_numpy(data.tokens[:, 1:]), reduction="none"
+        ).numpy()  # (N, L − 1): position t's loss on token t + 1
+    weights = [w.numpy() for w in every]
+    half = data.tokens.shape[1] // 2
+    return {
+        "first_half": float(losses[:, : half - 1].mean()),
+        "repeated": float(losses[data.repeated[:, :-1]].mean()),
+        "previous": np.array([induction.previous_token_score(w) for w in weights]),
+        "duplicate": np.array([induction.duplicate_token_score(w, data.source) for w in weights]),
+        "induction": np.array([induction.induction_score(w, data.source) for w in weights]),
+        "on_first": np.array(
+            [induction.first_position_weight(w, data.source < 0) for w in weights]
+        ),
+    }
+
+
+def book_language(steps: int) -> tuple[np.ndarray, dict, language_runs.History]:
+    result, history = language_runs.train.uncached(seed=0, steps=steps)
+    return result.curve, result.params, history
+
+
+def torch_language(steps: int) -> tuple[np.ndarray, nn.Module, language_runs.History]:
+    """language_runs.train(seed=0, steps=steps) in torch: the same model (train's defaults:
+    width 32, 2 layers of 2 heads, rotary positions, attention only), the same batches, Adam
+    and records every EVERY steps."""
+    runs = language_runs
+    book = language_model.LanguageModel(runs.VOCABULARY, runs.CONTEXT, 32, 2, 2, "rotary")
+    module = LanguageModel(book, book.init(0))  # train's params: model.init(seed)
+    adam = _adam(module, runs.LEARNING_RATE)
+    draws = np.random.RandomState(0 + 1)  # train's batches come from RandomState(seed + 1)
+    held_out, curve, records = runs.held_out(), np.empty(steps), []
+    for step in range(steps):
+        if step % runs.EVERY == 0:
+            records.append((step, _language_record(module, held_out)))
+        seed = draws.randint(2**31)  # as train: repeats(BATCH, LENGTH, VOCABULARY, seed)
+        batch = torch.from_numpy(
+            copying.repeats(runs.BATCH, runs.LENGTH, runs.VOCABULARY, seed).tokens
+        )
+        adam.zero_grad()
+        logits = module(batch)[:, :-1]  # position t predicts token t + 1
+        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())  # the mean
+        loss.backward()
+        curve[step] = loss.item()
+        if not np.isfinite(curve[step]):
+            raise ValueError(f"the loss became {curve[step]} at step {step}")
+        adam.step()
+    records.append((steps, _language_record(module, held_out)))
+    history = runs.History(
+        np.array([s for s, _ in records]),
+        *(np.array([r[name] for _, r in records]) for name in runs.History._fields[1:]),
+    )
+    return curve, module, history
+
+
 # ------------------------------------------------------------------ timing
 def _timed(function) -> tuple[float, np.ndarray]:
     """(seconds, loss curve) of one call of ``function``."""
     start = time.perf_counter()
-    curve, _ = function()
+    curve = function()[0]
     return time.perf_counter() - start, curve
 
 
@@ -262,13 +442,21 @@ def _best(function, repeats: int, warm_up: bool) -> tuple[float, np.ndarray]:
     return min(seconds for seconds, _ in runs), runs[-1][1]
 
 
-def _agreement(train) -> dict[str, tuple[float, float]]:
-    """Per model, (largest loss-curve gap, largest weight gap) after AGREEMENT steps."""
+def _agreement(train) -> dict[str, tuple]:
+    """Per model, (largest loss-curve gap, largest weight gap, and for the language model the
+    largest gap of train's records, else None) after AGREEMENT steps."""
     pairs = {"Part II head": (book_head(AGREEMENT), torch_head(AGREEMENT))}
     for name in SEQ2SEQ:
         pairs[name] = book_seq2seq(name, train, AGREEMENT), torch_seq2seq(name, train, AGREEMENT)
+    pairs[LANGUAGE] = book_language(AGREEMENT), torch_language(AGREEMENT)
     return {
-        name: (float(np.max(np.abs(book[0] - peer[0]))), _gap(book[1], peer[1]))
+        name: (
+            float(np.max(np.abs(book[0] - peer[0]))),
+            _gap(book[1], peer[1]),
+            max(float(np.max(np.abs(b - p))) for b, p in zip(book[2], peer[2]))
+            if name == LANGUAGE
+            else None,
+        )
         for name, (book, peer) in pairs.items()
     }
 
@@ -293,14 +481,25 @@ def main() -> None:
             )
             for name in SEQ2SEQ
         },
+        LANGUAGE: (
+            lambda: book_language(LANGUAGE_STEPS),
+            lambda: torch_language(LANGUAGE_STEPS),
+            f"{LANGUAGE_STEPS} steps of {language_runs.BATCH}",
+            LANGUAGE_REPEATS,
+            False,
+        ),
     }
     print(
         f"torch {torch.__version__} peer: the book's numpy training and the same in torch, "
         "float64, one thread"
     )
     print(f"  the same work: {AGREEMENT} steps from the same initial weights, largest gaps")
-    for name, (curve_gap, weight_gap) in _agreement(train).items():
-        print(f"    {name:<14} loss curve {curve_gap:7.1e}   weights after {weight_gap:7.1e}")
+    for name, (curve_gap, weight_gap, records_gap) in _agreement(train).items():
+        records = "" if records_gap is None else f"   records {records_gap:7.1e}"
+        print(
+            f"    {name:<14} loss curve {curve_gap:7.1e}   weights after {weight_gap:7.1e}"
+            + records
+        )
     start, rng = time.perf_counter(), np.random.RandomState(0)
     for _ in range(translation_runs.STEPS):
         translation.draw_batch(train, rng, translation_runs.RECURRENT_SIZES["batch"])
@@ -308,6 +507,18 @@ def main() -> None:
         "  Part IV's batches: drawn inside every timed step on both sides, by the book's\n"
         f"    translation.draw_batch from RandomState(0) ({translation_runs.STEPS} draws take "
         f"{(time.perf_counter() - start) * 1000:.0f} ms)"
+    )
+    sizes = language_runs.BATCH, language_runs.LENGTH, language_runs.VOCABULARY
+    start, draws = time.perf_counter(), np.random.RandomState(1)
+    for _ in range(LANGUAGE_STEPS):
+        copying.repeats(*sizes, draws.randint(2**31))
+    print(
+        "  Part VII's batches: drawn inside every timed step on both sides, as train draws them:\n"
+        f"    repeats({', '.join(map(str, sizes))}, seed), each seed drawn from "
+        f"RandomState(seed + 1 = 1)\n    ({LANGUAGE_STEPS} draws take "
+        f"{(time.perf_counter() - start) * 1000:.0f} ms); "
+        "both sides also record the held-out losses and head\n    scores every "
+        f"{language_runs.EVERY} steps, as train does"
     )
 
     idle, busy, gaps = {}, {}, {}
@@ -320,7 +531,8 @@ def main() -> None:
             busy[name] = _timed(book)[0], _timed(peer)[0]
     print(
         f"  idle: best of {HEAD_REPEATS} after a warm-up (head), best of {SEQ2SEQ_REPEATS} "
-        "(translators); book ÷ torch below 1: the book is faster"
+        f"(translators),\n    best of {LANGUAGE_REPEATS} (language model); book ÷ torch below 1: "
+        "the book is faster"
     )
     print(f"    {'model':<14}{'work':>18}{'book':>10}{'torch':>10}{'book ÷ torch':>14}")
     for name, (book, peer) in idle.items():
@@ -343,6 +555,15 @@ def main() -> None:
     print(
         f"    (the head's first {HEAD_CHAOS} iterations: {early:.1e}; past ~100 its training is "
         "chaotic, as bench_udhr.py notes)"
+    )
+    (book_idle, peer_idle), (book_busy, peer_busy) = idle[LANGUAGE], busy[LANGUAGE]
+    print(
+        f"  Part VII's language model, {runs[LANGUAGE][2]}: torch ÷ book "
+        f"{peer_idle / book_idle:.2f} idle, {peer_busy / book_busy:.2f} beside a busy core\n"
+        "    target: at least 1 (the numpy models train no slower than torch float64 on one "
+        "thread\n    on the same work)\n"
+        f"    idle: {_verdict(peer_idle >= book_idle)}; beside a busy core: "
+        f"{_verdict(peer_busy >= book_busy)}"
     )
 
 
