@@ -59,7 +59,6 @@ from timing import busy_core  # noqa: E402
 
 from attention_measured.core import training
 from attention_measured.experiments import cloze_runs, language_runs, translation_runs
-from attention_measured.measures import induction
 from attention_measured.models import cloze_head, language_model
 from attention_measured.tasks import cloze, translation
 from attention_measured.tasks import repeats as copying
@@ -373,18 +372,7 @@ def _language_record(module: LanguageModel, data) -> dict:
         losses = F.cross_entropy(
             logits[:, :-1].transpose(1, 2), torch.from_numpy(data.tokens[:, 1:]), reduction="none"
         ).numpy()  # (N, L − 1): position t's loss on token t + 1
-    weights = [w.numpy() for w in every]
-    half = data.tokens.shape[1] // 2
-    return {
-        "first_half": float(losses[:, : half - 1].mean()),
-        "repeated": float(losses[data.repeated[:, :-1]].mean()),
-        "previous": np.array([induction.previous_token_score(w) for w in weights]),
-        "duplicate": np.array([induction.duplicate_token_score(w, data.source) for w in weights]),
-        "induction": np.array([induction.induction_score(w, data.source) for w in weights]),
-        "on_first": np.array(
-            [induction.first_position_weight(w, data.source < 0) for w in weights]
-        ),
-    }
+    return language_runs.record(losses, [w.numpy() for w in every], data)
 
 
 def book_language(steps: int) -> tuple[np.ndarray, dict, language_runs.History]:

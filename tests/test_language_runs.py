@@ -47,6 +47,27 @@ def test_bad_input_is_refused_by_name():
         language_runs.measure(None, None)
 
 
+def test_record_scores_given_losses_and_weights_as_measure_does_and_refuses_bad_shapes(trained):
+    run, _ = trained
+    data = language_runs.held_out()
+    losses = run.model.losses(run.params, data.tokens)
+    weights = run.model.forward(run.params, data.tokens).parts["weights"]
+    mine = language_runs.record(losses, weights, data)
+    theirs = language_runs.measure(run.model, run.params)
+    assert mine.keys() == theirs.keys()
+    for key in mine:
+        np.testing.assert_array_equal(mine[key], theirs[key])
+    # the repeated stretch's loss is read where data.repeated says, not elsewhere
+    shifted = language_runs.record(np.roll(losses, 5, axis=1), weights, data)
+    assert shifted["repeated"] != mine["repeated"]
+    with pytest.raises(ValueError, match="losses"):
+        language_runs.record(losses[:, 1:], weights, data)
+    with pytest.raises(ValueError, match="weights"):
+        language_runs.record(losses, [w[:, :, 1:] for w in weights], data)
+    with pytest.raises(TypeError, match="data"):
+        language_runs.record(losses, weights, data.tokens)
+
+
 def test_the_copying_carries_at_the_training_length_and_carried_refuses_bad_lengths(trained):
     run, _ = trained
     at = language_runs.carried(run, [language_runs.LENGTH], n=64)

@@ -23,7 +23,7 @@ from ..machinery.blas import one_thread
 from ..machinery.cache import remembered
 from ..measures import induction
 from ..models.language_model import LanguageModel
-from ..tasks.repeats import repeats, with_start
+from ..tasks.repeats import Repeats, repeats, with_start
 
 LENGTH = 32  # tokens per training sequence
 CONTEXT = 128  # the longest sequence a model is tested on (positions, beyond the training length)
@@ -71,7 +71,21 @@ def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
     data = held_out(start=model.vocabulary > VOCABULARY) if data is None else data
     losses = model.losses(params, data.tokens, ablate)  # (N, L − 1), position t predicts t + 1
     weights = model.forward(params, data.tokens, ablate=ablate).parts["weights"]
-    half = data.tokens.shape[1] // 2
+    return record(losses, weights, data)
+
+
+def record(losses, weights, data: Repeats) -> dict:
+    """:func:`measure`'s record from a model's ``losses`` (N, L − 1) on ``data`` and its
+    ``weights``, one (N, H, L, L) array a layer, however they were computed (a peer in torch
+    records through it too, ``bench/bench_torch.py``)."""
+    if not isinstance(data, Repeats):
+        raise TypeError(f"data must be copying sequences (Repeats), got {type(data).__name__}")
+    n, length = data.tokens.shape
+    losses = checks.array(losses, "losses", shape=(n, length - 1))
+    weights = [checks.array(w, "weights", ndim=4) for w in weights]
+    if not weights or any(w.shape[:1] + w.shape[2:] != (n, length, length) for w in weights):
+        raise ValueError(f"weights must be one (N, H, L, L) array a layer, N, L = {n}, {length}")
+    half = length // 2
     return {
         "first_half": float(losses[:, : half - 1].mean()),
         "repeated": float(losses[data.repeated[:, :-1]].mean()),
