@@ -151,6 +151,8 @@ def train(
         from tqdm.auto import tqdm
 
         iterations = tqdm(iterations, desc="training", unit="step", leave=False)
+    # a loop of its own rather than core.training.fit, which trains on one fixed batch: this
+    # one draws a fresh batch every step and records the heads every EVERY steps
     with contextlib.ExitStack() as trust:
         for step in iterations:
             if step == 1:  # the first step checked every argument on its way; the rest trusted
