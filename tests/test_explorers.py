@@ -372,11 +372,14 @@ def test_part_seven_position_report_counts_as_carried_does_and_refuses_bad_choic
     from attention_measured.experiments import language_runs
 
     r = language_explorers.position_report("rotary", 32)
-    run, _ = language_runs.train(seed=0)  # rotary is the default scheme
+    run, history = language_runs.train(seed=0)  # rotary is the default scheme
     assert r["share"] == language_runs.carried(run, [32])[0]
+    assert r["head"] == np.argmax(history.induction[-1][1])
     held = language_runs.held_out()  # at the training length, the explorer's sequences
     weights = run.model.forward(run.params, held.tokens[:1]).parts["weights"][1]
-    np.testing.assert_array_equal(r["weights"], weights[0].mean(axis=0))
+    np.testing.assert_array_equal(r["weights"], weights[0, r["head"]])
+    alibi = language_explorers.position_report("alibi", 32)
+    assert alibi["head"] == 1  # its gentle slope is its induction head (the page's table)
     assert r["repeat"] == held.repeat[0] and len(r["right"]) == r["repeat"] - 1
     assert r["right"].mean() > 0.8 and r["weights"].shape == (32, 32)
     text = language_explorers.describe_position("rotary", 32)

@@ -97,14 +97,16 @@ def share_bound(share: float) -> str:
 
 def position_report(scheme: str, length: int) -> dict:
     """Seed 0's model with positions ``scheme`` (trained at 32 tokens) on held-out copying
-    sequences of ``length`` tokens (Part VII, positions): {"weights" (L, L), layer 2's weights
-    averaged over its heads on the first sequence, "start" and "repeat" of its copy, "right"
+    sequences of ``length`` tokens (Part VII, positions): {"head", layer 2's head with the higher
+    induction score at the training length, "weights" (L, L), its weights on the first sequence,
+    "start" and "repeat" of its copy, "right"
     (repeat − 1,) True where the model predicts the copy's next token, "share": the share right on
     all :data:`~.language_runs.HELD_OUT` sequences, as :func:`~.language_runs.carried` counts}."""
     if scheme not in POSITIONS:
         raise ValueError(f"scheme must be one of {POSITIONS}, got {scheme!r}")
     length = checks.integer(length, "length", 4, language_runs.CONTEXT)
-    run, _ = language_runs.train(seed=0, positions=scheme)
+    run, history = language_runs.train(seed=0, positions=scheme)
+    head = int(np.argmax(history.induction[-1][1]))  # layer 2's induction head, at 32
     data = repeats(
         language_runs.HELD_OUT, length, language_runs.VOCABULARY, language_runs.HELD_OUT_SEED
     )
@@ -112,7 +114,8 @@ def position_report(scheme: str, length: int) -> dict:
     right = out.output[0, :-1].argmax(axis=-1) == data.tokens[0, 1:]
     repeat = int(data.repeat[0])
     return {
-        "weights": out.parts["weights"][1][0].mean(axis=0),
+        "head": head,
+        "weights": out.parts["weights"][1][0, head],
         "start": length - repeat,
         "repeat": repeat,
         "right": right[data.repeated[0, :-1]],
@@ -126,7 +129,7 @@ def _render_position(scheme: str, length: int):
     fig, (ax, strip) = plots.figure(
         height=4.2, nrows=2, gridspec_kw={"height_ratios": [6, 1]}, sharex=True
     )
-    title = f"{scheme}, tested at {length}: layer 2's weights"
+    title = f"{scheme}, tested at {length}: layer 2, head {r['head']}"
     plots.heatmap(ax, r["weights"], [""] * length, [""] * length, title, colorbar=False)
     marks = np.arange(0, length, length // 4)
     ax.set_yticks(marks, [str(t) for t in marks])
@@ -159,9 +162,9 @@ def describe_position(scheme: str, length: int) -> str:
 
 
 def pick_a_scheme(static: bool = False):
-    """Any of the five position schemes at the training length, twice and four times it: layer
-    2's weights on a held-out sequence, which of its copy's tokens the model gets right, and the
-    share right on all held-out sequences (Part VII, positions)."""
+    """Any of the five position schemes at the training length, twice and four times it: the
+    weights of layer 2's induction head on a held-out sequence, which of its copy's tokens the
+    model gets right, and the share right on all held-out sequences (Part VII, positions)."""
     controls = {
         "scheme": Control("positions", list(POSITIONS), default="rotary"),
         "length": Control("test length", list(TEST_LENGTHS)),
@@ -172,7 +175,7 @@ def pick_a_scheme(static: bool = False):
         _render_position,
         describe_position,
         static=static,
-        alt="Layer 2's attention weights, averaged over its two heads, on a held-out sequence of "
+        alt="The attention weights of layer 2's induction head on a held-out sequence of "
         "the chosen length, queries as rows and keys as columns, with dashed lines where the "
         "copy starts and a dotted line where the training's sequences ended; below, a strip "
         "marking each of the copy's tokens the model predicted right.",
