@@ -25,7 +25,7 @@ NEHALEM := OPENBLAS_CORETYPE=Nehalem NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX
 ZEN     := OPENBLAS_CORETYPE=Zen NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
            ATTENTION_MEASURED_CACHE=$(CURDIR)/_build/cache-zen
 
-.PHONY: book test test-lib test-notebooks test-cpus test-nudged test-build test-browser bench probe serve lab refresh clean
+.PHONY: book test test-lib test-js test-notebooks test-cpus test-nudged test-build test-browser bench probe serve lab refresh clean
 
 # The virtual environment, made on first use and again whenever the pins change. --no-compile:
 # Python compiles a module when it is first imported and keeps its bytecode, so pip need not
@@ -59,13 +59,20 @@ book: $(READY)
 # a core), with the package in the reader's; then every check runs in turn.
 test:
 	@$(MAKE) --no-print-directory -j2 $(READY) $(READER_PACKAGE)
-	@$(MAKE) --no-print-directory test-lib test-notebooks test-browser
+	@$(MAKE) --no-print-directory test-lib test-js test-notebooks test-browser
 
 # Lint and format checks, then pytest for the library (every backward pass by finite differences).
 test-lib: $(READY)
 	$(BIN)/ruff check lib tests bench tools _ext
 	$(BIN)/ruff format --check lib tests bench tools _ext
 	$(BIN)/python -m pytest -n 2 tests --ignore=tests/browser
+
+# The JavaScript twins of the book's models (lib/attention_measured/book/js) against the library:
+# the library writes what they must reproduce, then Node's own test runner checks it.
+test-js: $(READY)
+	@command -v node > /dev/null || { echo "test-js needs Node.js 18 or later (node) on the PATH"; exit 1; }
+	rm -rf _build/js-fixtures && $(BIN)/python tools/js_fixtures.py _build/js-fixtures
+	ATTENTION_JS_FIXTURES=$(CURDIR)/_build/js-fixtures node --test tests/js/
 
 # nbval re-runs every notebook and compares its printed outputs with the stored ones. Each notebook
 # runs alone in an empty folder, in the reader's environment, with the package installed from this
@@ -123,6 +130,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_explanations.py
 	$(BIN)/python bench/bench_twins.py
 	$(BIN)/python bench/bench_torch.py
+	node bench/bench_js.mjs
 
 serve:
 	@test -d _build/html || { echo "No built book yet: run 'make book' first."; exit 1; }

@@ -460,3 +460,64 @@ def test_static_twins_change_with_their_sliders(tab, server, path):
                 )
                 assert twin.evaluate("t => t.querySelector('.twin-figure').naturalWidth > 0")
         assert outside == [] and errors == []
+
+
+# Part I's seed explorer computed in the page (attention_measured.book.live): the reader's seed
+LIVE_SEED_PAGE = "chapters/lesson/05-what-two-runs-hide.html"
+LIVE_SEED = "#live-change-the-seed"
+TRAINED = "([root, seed]) => document.querySelector(root).dataset.seed === seed"
+
+
+def _type_seed(page, text: str) -> None:
+    page.fill(f"{LIVE_SEED} input", text)
+    page.click(f"{LIVE_SEED} button")
+
+
+@pytest.mark.parametrize("seed", [12345, 20260219, 2**64 - 1])
+def test_a_typed_seed_trains_in_the_page_and_prints_what_the_library_prints(tab, server, seed):
+    """Any seed, one of the hundred (run 1, compared by its value in the sweep) and the
+    largest: the page's network, trained in JavaScript, describes itself digit for digit as
+    the library's describe_seed does."""
+    from attention_measured.book import marked_step_explorers
+
+    with open_page(tab, server, LIVE_SEED_PAGE) as (page, outside, errors):
+        assert page.is_visible(LIVE_SEED), "the live explorer stayed hidden"
+        _type_seed(page, str(seed))
+        page.wait_for_function(TRAINED, arg=[LIVE_SEED, str(seed)], timeout=10_000)
+        shown = page.inner_text(f"{LIVE_SEED} .live-description")
+        assert shown == marked_step_explorers.describe_seed(seed)
+        assert page.locator(f"{LIVE_SEED} svg rect").count() == 24  # weights and effects
+        assert not errors and not outside
+
+
+def test_a_bad_seed_gets_a_message_and_the_last_result_stays(tab, server):
+    with open_page(tab, server, LIVE_SEED_PAGE) as (page, outside, errors):
+        page.wait_for_function(TRAINED, arg=[LIVE_SEED, "20260219"], timeout=10_000)
+        before = page.inner_text(f"{LIVE_SEED} .live-description")
+        for text, says in [
+            ("", "Type a seed"),
+            ("-3", "is not a seed"),
+            ("1.5", "is not a seed"),
+            ("seven", "is not a seed"),
+            (str(2**64), "too large"),
+        ]:
+            _type_seed(page, text)
+            assert says in page.inner_text(f"{LIVE_SEED} .live-status"), text
+            assert page.get_attribute(f"{LIVE_SEED} input", "aria-invalid") == "true"
+            assert page.inner_text(f"{LIVE_SEED} .live-description") == before
+        assert not errors
+
+
+def test_the_live_explorer_computes_on_the_books_own_files(browser):
+    """Opened as a file, where a page may not import other files, the explorer still trains:
+    its modules travel in the page (data: URLs)."""
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((BUILD / LIVE_SEED_PAGE).as_uri())
+        page.wait_for_function(TRAINED, arg=[LIVE_SEED, "20260219"], timeout=10_000)
+        assert page.inner_text(f"{LIVE_SEED} .live-description").startswith("init seed 20260219")
+        assert not errors
+    finally:
+        page.close()

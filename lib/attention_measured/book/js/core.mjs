@@ -1,0 +1,180 @@
+// Part I's network in JavaScript: the numeric core (this file) and the lesson (lesson.mjs), so
+// that a page can train the 19-parameter network in the reader's browser from any seed.
+//
+// Twin of the Python library (lib/attention_measured): the same names, defaults and shapes.
+// Arrays are flat Float64Arrays in numpy's row-major layout: inputs (N, T, C) = (N, 12, 2),
+// weights and scores (N, T), W_K and W_V (3, 2); parameters are {W_K, W_V, query, readout,
+// bias}, the bias a Float64Array of one number.  One network at a time: the library's stacks of
+// networks trained side by side, and the forward pass's `weights` and `scale` changes (Part VI),
+// are not twinned.  Seeds are integers in [0, 2**64): Numbers below 2**53, BigInts above.  Every
+// public function refuses bad input with an Error naming the argument (TypeError for the wrong
+// kind, RangeError for a value out of range).
+//
+// How close to Python.  The random draws, the data and the initial parameters are the
+// library's to the last bit.  Everything after them passes through Math.exp, whose last bit
+// differs from numpy's exp for some arguments, and through sums added here in plain order where
+// numpy adds pairwise; so trained parameters, losses, accuracies, weights and removal effects
+// are held to |js - python| <= 1e-9 max(1, |python|); they agree to a few 1e-15 (the tests
+// print the largest differences).  Exact reproduction is out of reach anyway: V8's Math.exp and
+// numpy's exp differ in the last bit for about one argument in ten.
+//
+//   .venv/bin/python tools/js_fixtures.py _build/js-fixtures   # the library's numbers
+//   node --test tests/js/              # the twin against them (ATTENTION_JS_FIXTURES=another dir)
+//   node bench/bench_js.mjs            # how long train(seed) takes
+//
+// Both files are plain ES modules without dependencies, which the book hands to a page inline
+// (book/live.py), rewriting the one specifier "./core.mjs" of lesson.mjs's one import statement.
+// So lesson.mjs imports from this file only named bindings, in the static form `import { a, b }
+// from` that specifier; no `import * as`, no dynamic import(); and this file imports nothing.
+
+export const MAX_COUNT = 1_000_000; // checks.MAX_COUNT: the most of anything a count may ask for
+export const LOGIT_CLIP = 30.0; // losses.LOGIT_CLIP
+
+// ---------------------------------------------------------------- checks (core/checks.py)
+
+/** A short description of a value for an error message. */
+export function shown(value) {
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value === null || typeof value !== "object") return String(value);
+  return value.constructor?.name ?? "object";
+}
+
+/** `value` as an integer Number in [low, high], or an Error naming `name`.  A count (no `high`)
+ * is at most MAX_COUNT, as in the library. */
+export function integer(value, name, low = 0, high = MAX_COUNT) {
+  if (!Number.isInteger(value)) {
+    throw new TypeError(`${name} must be an integer, got ${shown(value)}`);
+  }
+  if (value < low || value > high) {
+    throw new RangeError(`${name} must be an integer between ${low} and ${high}, got ${value}`);
+  }
+  return value;
+}
+
+/** `value` as a finite positive Number, or an Error naming `name`. */
+export function positive(value, name) {
+  if (typeof value !== "number") {
+    throw new TypeError(`${name} must be a number, got ${shown(value)}`);
+  }
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${name} must be a finite positive number, got ${value}`);
+  }
+  return value;
+}
+
+/** A seed in [0, 2**64): a Number (exact only below 2**53, so larger Numbers are refused) or a
+ * BigInt.  Returns it unchanged, or throws an Error naming `name`. */
+export function seed(value, name = "seed") {
+  if (typeof value === "bigint") {
+    if (value < 0n || value >= 1n << 64n) {
+      throw new RangeError(`${name} must be between 0 and 2**64 - 1, got ${value}n`);
+    }
+    return value;
+  }
+  if (!Number.isInteger(value)) {
+    const got = shown(value);
+    throw new TypeError(`${name} must be a non-negative integer (Number or BigInt), got ${got}`);
+  }
+  if (value < 0 || !Number.isSafeInteger(value)) {
+    throw new RangeError(
+      `${name} must be a Number in [0, 2**53) (a BigInt for larger seeds), got ${value}`,
+    );
+  }
+  return value;
+}
+
+/** `value` (a typed array or an array of numbers) as a Float64Array of finite numbers, of
+ * `length` numbers when given; or an Error naming `name`. */
+export function floats(value, name, length = null) {
+  if (!(Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView)))) {
+    const got = shown(value);
+    throw new TypeError(`${name} must be a Float64Array or an array of numbers, got ${got}`);
+  }
+  if (length !== null && value.length !== length) {
+    throw new RangeError(`${name} must hold ${length} numbers, got ${value.length}`);
+  }
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== "number") {
+      throw new TypeError(`${name} must hold numbers, got ${shown(value[i])} at ${i}`);
+    }
+    if (!Number.isFinite(value[i])) {
+      throw new RangeError(`${name} must hold finite numbers, got ${value[i]} at ${i}`);
+    }
+  }
+  return value instanceof Float64Array ? value : Float64Array.from(value);
+}
+
+// ---------------------------------------------------------------- losses (core/losses.py)
+
+/** losses.sigmoid: 1 / (1 + exp(-logit)), the logit clipped to ±30. */
+export function sigmoid(logit) {
+  return 1.0 / (1.0 + Math.exp(-Math.min(Math.max(logit, -LOGIT_CLIP), LOGIT_CLIP)));
+}
+
+/** np.logaddexp(0, z) = log(1 + e^z), computed stably as numpy does. */
+export function softplus(z) {
+  return Math.max(z, 0) + Math.log1p(Math.exp(-Math.abs(z)));
+}
+
+/** losses.binary_cross_entropy: the mean of log(1 + e^z) − y z over the logits z (N,). */
+export function binary_cross_entropy(logit, labels) {
+  let total = 0;
+  for (let i = 0; i < logit.length; i++) total += softplus(logit[i]) - labels[i] * logit[i];
+  return total / logit.length;
+}
+
+// ---------------------------------------------------------------- softmax (core/attention.py)
+
+/** attention.softmax over the last axis of scores (rows, m), where `keep` allows: keep is
+ * null (every step), or 0/1 or booleans of length m (the same steps in every row) or rows * m.
+ * A step not kept gets exactly 0; a row with no step kept is all zeros.  Returns (rows, m).
+ * (Finite scores only: the library's sharing of weight among +inf scores is not twinned.) */
+export function softmax(scores, m, keep = null) {
+  const weights = new Float64Array(scores.length);
+  for (let row = 0; row < scores.length; row += m) {
+    const k = keep && keep.length === m ? 0 : row; // where this row's keep starts
+    let top = -Infinity;
+    for (let j = 0; j < m; j++) if (!keep || keep[k + j]) top = Math.max(top, scores[row + j]);
+    let total = 0;
+    for (let j = 0; j < m; j++) {
+      const e = !keep || keep[k + j] ? Math.exp(scores[row + j] - top) : 0;
+      weights[row + j] = e;
+      total += e;
+    }
+    // a row with a kept step sums to at least exp(0) = 1; one without sums to 0 and stays 0
+    for (let j = 0; j < m; j++) weights[row + j] /= Math.max(total, 1);
+  }
+  return weights;
+}
+
+/** attention.softmax_backward over the last axis of (rows, m): the gradient of the scores,
+ * w_j (g_j − Σ_i w_i g_i), from the weights w and the gradient g of the weights. */
+export function softmax_backward(weights, grad, m) {
+  const out = new Float64Array(weights.length);
+  for (let row = 0; row < weights.length; row += m) {
+    let inner = 0;
+    for (let j = row; j < row + m; j++) inner += weights[j] * grad[j];
+    for (let j = row; j < row + m; j++) out[j] = (grad[j] - inner) * weights[j];
+  }
+  return out;
+}
+
+/** attention.drop_each_step of one row of m scores: (m, m), row t the softmax over every step
+ * but t (recomputed, not renormalised, which loses precision when w_t is near one). */
+export function drop_each_step(scores) {
+  const m = scores.length;
+  const rows = new Float64Array(m * m), keep = new Uint8Array(m * m);
+  for (let t = 0; t < m; t++) {
+    rows.set(scores, t * m);
+    for (let j = 0; j < m; j++) keep[t * m + j] = t === j ? 0 : 1;
+  }
+  return softmax(rows, m, keep);
+}
+
+/** np.argmax of a[start .. start + m): the first largest. */
+export function argmax(a, start, m) {
+  let best = 0;
+  for (let j = 1; j < m; j++) if (a[start + j] > a[start + best]) best = j;
+  return best;
+}

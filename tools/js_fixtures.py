@@ -1,0 +1,256 @@
+"""Write the numbers that hold Part I's JavaScript twin (lib/attention_measured/book/js) to the
+library: python tools/js_fixtures.py OUTDIR
+
+Every number comes from the Python library, for 200 init seeds the book never uses (10000 to
+10199; the book's are the data seed 20260218 with its streams 20260218..20260937, the init seeds
+20260219..20260318, and the data seeds 1 and 7).  Floats are written with repr, so JSON holds
+every bit; seeds of 2**53 and above are strings (JavaScript's numbers would round them).
+tests/js/lesson.test.mjs reads the files:
+
+- rng.json      the streams' starting states and first draws, a few long streams, seeds up to
+                2**64 - 1
+- data.json     the lesson's 720 sequences, two sequences from each fixture seed's streams,
+                Python's round() on ties and ordinary numbers
+- runs.json     per seed: initial and trained parameters, five points of the loss curve, the
+                accuracies, the weight on the marker and its hit rate, what dropping the marker
+                does against other steps, and held-out sequence 0's weights and removal effects;
+                and one seed trained with other options (data seed 10300, 50 epochs, rate 0.3)
+- forward.json  forward passes, removal tests, losses and gradients on chosen cases, and the
+                softmax, sigmoid and log(1 + e^z) on chosen numbers
+- meta.json     the machine, numpy, the seeds and the files' sizes
+
+It runs offline in about ten seconds.  Any ATTENTION_MEASURED_NUDGE in the environment is
+removed first: the fixtures are the un-nudged library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+os.environ.pop("ATTENTION_MEASURED_NUDGE", None)  # before the library reads it
+
+import numpy as np  # noqa: E402
+
+from attention_measured.core import attention, losses, rng  # noqa: E402
+from attention_measured.experiments import marked_step_runs  # noqa: E402
+from attention_measured.measures import markers, removal  # noqa: E402
+from attention_measured.tasks import marked_step  # noqa: E402
+
+SEEDS = range(10_000, 10_200)  # not among the book's (see the docstring)
+FIRST_DRAWS = 8
+LONG_STREAMS = (10_000, 10_001, 10_199)
+LONG_DRAWS = 500
+BIG_SEEDS = (2**32 - 1, 2**32, 2**48 + 12_345, 2**53 - 1, 2**53, 2**53 + 1, 2**63, 2**64 - 1)
+CURVE_POINTS = (0, 1, 50, 100, 199)
+OTHER_DATA_SEED = 10_300  # a data seed for train's options, not the book's either
+MODEL = marked_step_runs.MODEL
+
+BOOK_SEEDS = (
+    set(range(marked_step.DATA_SEED, marked_step.DATA_SEED + marked_step.N_SEQUENCES))
+    | set(range(marked_step_runs.INIT_SEEDS[0], marked_step_runs.INIT_SEEDS[0] + 100))
+    | set(range(1, 1 + marked_step.N_SEQUENCES))
+    | set(range(7, 7 + marked_step.N_SEQUENCES))
+)
+
+
+def floats(array) -> list:
+    """A flat list of Python floats (repr round-trips them); non-finite ones as strings."""
+    return [x if math.isfinite(x) else repr(x) for x in np.ravel(array).astype(float).tolist()]
+
+
+def params_json(params) -> dict:
+    return {name: floats(value) for name, value in params.items()}
+
+
+def rng_fixture() -> dict:
+    seeds = list(SEEDS)
+    return {
+        "seeds": seeds,
+        "hashes": rng._hash32(np.array(seeds, dtype=np.uint64)).tolist(),
+        "first_draws": [floats(row) for row in rng.draws(seeds, FIRST_DRAWS)],
+        "long": [{"seed": s, "draws": floats(rng.draws(s, LONG_DRAWS))} for s in LONG_STREAMS],
+        "big": [{"seed": str(s), "draws": floats(rng.draws(s, FIRST_DRAWS))} for s in BIG_SEEDS],
+    }
+
+
+def sequences_json(data) -> dict:
+    return {
+        "readings": floats(data.readings),
+        "markers": data.markers.tolist(),
+        "labels": data.labels.tolist(),
+    }
+
+
+def round_cases() -> list:
+    ties = [k / 16 for k in range(-47, 48, 2)] + [1 / 32, 3 / 32, -5 / 32, 2.5, 0.5, -1.5]
+    ordinary = np.random.default_rng(0).uniform(-3, 3, 200).tolist()
+    ordinary += [0.0, -0.0, 0.0005, -0.0004, 0.35, 1e-9, 2.675]
+    cases = [[x, 3, round(x, 3)] for x in ties + ordinary]
+    cases += [[x, d, round(x, d)] for x in (2.5, 0.125, 0.375, -0.625, 1.2345) for d in (0, 1, 2)]
+    return [[float(x), d, float(r)] for x, d, r in cases]
+
+
+def data_fixture() -> dict:
+    return {
+        "lesson": sequences_json(marked_step.make_sequences()),
+        "per_seed_n": 2,
+        "per_seed": [sequences_json(marked_step.make_sequences(2, seed=s)) for s in SEEDS],
+        "round": round_cases(),
+    }
+
+
+def run_fixture(seed: int, train_set, heldout) -> dict:
+    """One seed trained as marked_step_runs.train does, and measured as the seed explorer and
+    the lesson's section 4 measure it."""
+    params, curve = marked_step_runs.train(seed)[1:]
+    weight, hit = markers.marker_weight(MODEL, params, heldout)
+    effects = removal.effects(*MODEL.removal_effects(params, heldout.inputs))  # (N, T)
+    on_marker = np.arange(marked_step.STEPS) == heldout.markers[:, None]
+    example = heldout[0].inputs
+    return {
+        "seed": seed,
+        "initial": params_json(MODEL.init(seed)),
+        "trained": params_json(params),
+        "curve": {str(t): float(curve[t]) for t in CURVE_POINTS},
+        "train_accuracy": float(markers.accuracy(MODEL, params, train_set)),
+        "heldout_accuracy": float(markers.accuracy(MODEL, params, heldout)),
+        "marker_weight": float(weight),
+        "marker_hit_rate": float(hit),
+        "marker_effect": float(effects[on_marker].mean()),
+        "other_effect": float(effects[~on_marker].mean()),
+        "influential_is_marker": float(np.mean(effects.argmax(-1) == heldout.markers)),
+        "example_weights": floats(MODEL.forward(params, example).weights),
+        "example_effects": floats(removal.effects(*MODEL.removal_effects(params, example))),
+    }
+
+
+def options_fixture() -> dict:
+    """One seed trained with train's every option away from its default."""
+    options = {"data_seed": OTHER_DATA_SEED, "epochs": 50, "learning_rate": 0.3}
+    params, curve = marked_step_runs.train(SEEDS[0], **options)[1:]
+    return {
+        "seed": SEEDS[0],
+        "options": options,
+        "trained": params_json(params),
+        "curve": floats(curve),
+    }
+
+
+def forward_case(name, params, data, keep=None, stored_as=None) -> dict:
+    """The forward pass, the removal test and the loss and gradients on ``data``.  A set named
+    by ``stored_as`` ("heldout", "train") is not written out again."""
+    out = MODEL.forward(params, data.inputs, keep=keep)
+    p, p_without = MODEL.removal_effects(params, data.inputs)
+    loss, grads = MODEL.loss_and_grads(params, data.inputs, data.labels)
+    case = {
+        "name": name,
+        "params": params_json(params),
+        "stored_as": stored_as,
+        "output": floats(out.output),
+        "weights": floats(out.weights),
+        "scores": floats(out.parts["scores"]),
+        "pooled": floats(out.parts["pooled"]),
+        "p": floats(p),
+        "p_without": floats(p_without),
+        "loss": float(loss),
+        "grads": params_json(grads),
+    }
+    if stored_as is None:
+        case.update(inputs=floats(data.inputs), labels=data.labels.tolist())
+    if keep is not None:
+        case["keep"] = np.asarray(keep).ravel().tolist()  # (T,) or (N, T)
+    return case
+
+
+def core_cases() -> dict:
+    r = np.random.default_rng(1)
+    softmax = []
+    for rows, m in ((4, 12), (1, 12), (3, 5)):
+        s = r.standard_normal((rows, m)) * 4
+        keep = r.random((rows, m)) > 0.3
+        keep[0] = False  # a row with nothing kept: zeros
+        softmax.append(
+            {
+                "m": m,
+                "scores": floats(s),
+                "keep": keep.ravel().tolist(),
+                "plain": floats(attention.softmax(s)),
+                "kept": floats(attention.softmax(s, keep)),
+            }
+        )
+    drop = r.standard_normal(12) * 3
+    z = np.array([-800.0, -40.0, -30.5, -3.0, -1e-9, 0.0, 2.5e-5, 0.7, 29.0, 31.0, 900.0])
+    return {
+        "softmax": softmax,
+        "drop_each_step": {"scores": floats(drop), "out": floats(attention.drop_each_step(drop))},
+        "logit": floats(z),
+        "sigmoid": floats(losses.sigmoid(z)),
+        "softplus": floats(np.logaddexp(0.0, z)),
+    }
+
+
+def forward_fixture(train_set, heldout) -> dict:
+    trained = {s: marked_step_runs.train(s).params for s in (10_001, 10_002, 10_003, 10_005)}
+    five = heldout[:5]
+    not_the_markers = np.arange(marked_step.STEPS) != five.markers[:, None]  # (5, T)
+    cases = [
+        forward_case("initial, five held-out", MODEL.init(10_000), five),
+        forward_case("trained, one held-out", trained[10_001], heldout[0]),
+        forward_case("trained, step 3 dropped", trained[10_002], five, np.arange(12) != 3),
+        forward_case("trained, markers dropped", trained[10_003], five, not_the_markers),
+        forward_case("initial, two", MODEL.init(10_004), heldout[5:7]),
+        forward_case(
+            "trained, one, step 5 dropped", trained[10_005], heldout[9], np.arange(12) != 5
+        ),
+        forward_case("trained, all held-out", trained[10_005], heldout, stored_as="heldout"),
+        forward_case("initial, all training", MODEL.init(10_006), train_set, stored_as="train"),
+    ]
+    return {"cases": cases, "core": core_cases()}
+
+
+def write(folder: Path, name: str, content: dict) -> int:
+    text = json.dumps(content, separators=(",", ":"), allow_nan=False)
+    (folder / name).write_text(text + "\n")
+    return len(text) + 1
+
+
+def main(outdir: str) -> None:
+    start = time.perf_counter()
+    ours = set(range(SEEDS[0], SEEDS[-1] + 2)) | set(range(OTHER_DATA_SEED, OTHER_DATA_SEED + 720))
+    assert not BOOK_SEEDS & ours, "the fixture seeds must not be the book's"
+    folder = Path(outdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    train_set, _, heldout = marked_step.split(marked_step.make_sequences())
+    runs = {
+        "runs": [run_fixture(s, train_set, heldout) for s in SEEDS],
+        "options": options_fixture(),
+    }
+    sizes = {
+        "rng.json": write(folder, "rng.json", rng_fixture()),
+        "data.json": write(folder, "data.json", data_fixture()),
+        "runs.json": write(folder, "runs.json", runs),
+        "forward.json": write(folder, "forward.json", forward_fixture(train_set, heldout)),
+    }
+    meta = {
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "seeds": [SEEDS[0], SEEDS[-1]],
+        "sizes": sizes,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+    write(folder, "meta.json", meta)
+    total = sum(sizes.values())
+    print(f"wrote {len(sizes) + 1} files, {total / 1e6:.2f} MB, in {meta['seconds']} s to {folder}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
