@@ -22,6 +22,8 @@ from ..core import checks
 
 FOLDER = Path(__file__).with_name("js")
 
+DEFAULT_SEED = 42  # the live explorer's first seed: one the static twin does not offer
+
 _SIBLING = re.compile(r'from "\./([a-z_]+)\.mjs"')
 
 
@@ -58,19 +60,23 @@ def seed_explorer(hundred_seeds, hundred_weights):
         )
     data = html.escape(json.dumps({"seeds": seeds, "weights": weights}))
     return HTML(
-        f"""<div class="live-explorer" id="live-change-the-seed" hidden data-hundred="{data}">
+        f"""<div class="live-explorer" id="live-change-the-seed" hidden data-hundred="{data}"
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>Any seed, trained in your browser</strong></p>
 <form class="live-form">
-<label for="live-seed">init seed, any whole number from 0 to 2<sup>64</sup> − 1</label>
-<input id="live-seed" name="seed" inputmode="numeric" autocomplete="off"
- value="{seeds[0]}" size="22">
-<button type="submit">train in this page</button>
+<label for="live-seed">init seed, a whole number from 0 to 2<sup>64</sup>&#8239;−&#8239;1</label>
+<input id="live-seed" name="seed" inputmode="numeric" autocomplete="off" value="{DEFAULT_SEED}"
+ size="22">
+<button type="submit">train</button>
 </form>
 <p class="live-status" role="status" aria-live="polite"></p>
-<svg viewBox="0 0 340 280" width="100%" style="max-width: 34rem" role="img"
+<svg viewBox="0 0 340 300" width="100%" style="max-width: 34rem" role="img"
  aria-label="For the typed seed: bars of the weights on held-out example 0 over its 12 steps,
- bars of each step's removal effect, and the hundred seeds' mean weights on the marker as ticks
- with the typed seed's as a line."></svg>
+ bars of each step's removal effect, and a histogram of the hundred seeds' mean weights on the
+ marker with the typed seed's as a line."></svg>
 <pre class="live-description" style="white-space: pre-wrap"></pre>
+<p style="font-size: 0.9em">The lesson's random stream has 2<sup>32</sup> states, so there are
+at most that many different networks: seeds past it repeat earlier ones.</p>
 </div>
 <script type="module">
 import {{ mountSeedExplorer }} from "{module_url("lesson_page")}";

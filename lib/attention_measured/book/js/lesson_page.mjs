@@ -5,7 +5,10 @@
 import { STEPS, seed_report } from "./lesson.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
-const COLOURS = { bar: "#9a9a9a", marker: "#CC79A7", effect: "#009E73", ink: "#222222" };
+// the book's colours (book/plots.py): neutral bars, the marker, "after a drop", the reader's seed
+const COLOURS = {
+  bar: "#9a9a9a", marker: "#CC79A7", effect: "#009E73", yours: "#0072B2", ink: "#222222",
+};
 const LARGEST = 2n ** 64n - 1n;
 
 /** The text of the seed box as a seed (a Number, or a BigInt past 2**53), or an Error whose
@@ -16,7 +19,10 @@ export function parseSeed(text) {
   if (trimmed === "") return new Error(`Type a seed: ${rule}.`);
   if (!/^\d+$/.test(trimmed)) return new Error(`“${trimmed.slice(0, 40)}” is not a seed: ${rule}.`);
   const big = BigInt(trimmed);
-  if (big > LARGEST) return new Error(`${trimmed.slice(0, 40)}… is too large: ${rule}.`);
+  if (big > LARGEST) {
+    const shown = trimmed.length > 40 ? `${trimmed.slice(0, 40)}…` : trimmed;
+    return new Error(`${shown} is too large: ${rule}.`);
+  }
   return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
 }
 
@@ -40,8 +46,8 @@ export function describeSeed(report, share, example = 0) {
   const moved = argmax(report.effects);
   return [
     `init seed ${report.seed}: held-out accuracy ${report.heldout_accuracy.toFixed(4)}`,
-    `  mean weight on the marker ${report.marker_weight.toFixed(4)}, ` +
-      `heaviest step is the marker in ${report.marker_hit_rate.toFixed(4)}`,
+    `  mean weight on the marker ${report.marker_weight.toFixed(4)}; the heaviest step is the ` +
+      `marker in ${report.marker_hit_rate.toFixed(4)} of the held-out sequences`,
     `  among the hundred seeds, ${share.toFixed(2)} put less weight on the marker`,
     `held-out example ${example} (marker step ${report.marker})`,
     `  heaviest step ${heavy} (weight ${report.weights[heavy].toFixed(3)}), ` +
@@ -73,25 +79,37 @@ function barPanel(svg, top, values, marker, colour, title, largest) {
       "font-size": 10, "text-anchor": "middle",
       fill: step === marker ? COLOURS.marker : COLOURS.ink }, String(step)));
   });
-  svg.append(element("text", { x: left - 4, y: top + 4, "font-size": 10, "text-anchor": "end",
-    fill: COLOURS.ink }, largest.toFixed(1)));
+  for (const [y, label] of [[top + 4, largest.toFixed(1)], [top + height + 3, "0"]]) {
+    svg.append(element("text", { x: left - 4, y, "font-size": 10, "text-anchor": "end",
+      fill: COLOURS.ink }, label));
+  }
 }
 
-/** The hundred seeds' marker weights as ticks on [0, 1], with the reader's seed as a line. */
+/** The hundred seeds' marker weights as a histogram of 20 bins on [0, 1], its bars' heights
+ * on a log scale as in the static twin (a bin of one seed stays visible beside one of ninety),
+ * with the reader's seed as a line. */
 function hundredPanel(svg, top, weights, weight) {
-  const left = 34, width = 300;
+  const left = 34, width = 300, height = 40, bins = 20;
   svg.append(element("text", { x: 2, y: top - 6, "font-size": 11, fill: COLOURS.ink },
-    "weight on the marker: the hundred seeds, yours in pink"));
-  svg.append(element("line", { x1: left, y1: top + 20, x2: left + width, y2: top + 20,
+    "the hundred seeds' weights on the marker; yours in blue"));
+  const counts = new Array(bins).fill(0);
+  for (const w of weights) counts[Math.min(bins - 1, Math.floor(w * bins))]++;
+  const tallest = Math.log1p(Math.max(...counts));
+  counts.forEach((count, bin) => {
+    const h = (Math.log1p(count) / tallest) * height;
+    const bar = element("rect", { x: left + (bin * width) / bins + 1, y: top + height - h,
+      width: width / bins - 2, height: h, fill: COLOURS.bar });
+    const from = bin / bins;
+    bar.append(element("title", {}, `${count} seeds from ${from.toFixed(2)} to ` +
+      `${(from + 1 / bins).toFixed(2)}`));
+    svg.append(bar);
+  });
+  svg.append(element("line", { x1: left, y1: top + height, x2: left + width, y2: top + height,
     stroke: COLOURS.ink }));
-  for (const w of weights) {
-    svg.append(element("line", { x1: left + w * width, y1: top + 12, x2: left + w * width,
-      y2: top + 20, stroke: COLOURS.bar }));
-  }
-  svg.append(element("line", { x1: left + weight * width, y1: top, x2: left + weight * width,
-    y2: top + 24, stroke: COLOURS.marker, "stroke-width": 2.5 }));
+  svg.append(element("line", { x1: left + weight * width, y1: top - 2, x2: left + weight * width,
+    y2: top + height, stroke: COLOURS.yours, "stroke-width": 2.5 }));
   for (const x of [0, 0.5, 1]) {
-    svg.append(element("text", { x: left + x * width, y: top + 34, "font-size": 10,
+    svg.append(element("text", { x: left + x * width, y: top + height + 13, "font-size": 10,
       "text-anchor": "middle", fill: COLOURS.ink }, String(x)));
   }
 }
@@ -120,9 +138,11 @@ export function mountSeedExplorer(root, hundred) {
     if (seed instanceof Error) {
       status.textContent = seed.message;
       input.setAttribute("aria-invalid", "true");
+      svg.style.opacity = text.style.opacity = "0.4"; // the last result, no longer the box's
       return;
     }
     input.removeAttribute("aria-invalid");
+    svg.style.opacity = text.style.opacity = "";
     const started = performance.now();
     let report;
     try {
@@ -135,7 +155,7 @@ export function mountSeedExplorer(root, hundred) {
     const share = shareBelow(seed, report.marker_weight, hundred);
     draw(svg, report, hundred);
     text.textContent = describeSeed(report, share, 0);
-    status.textContent = `trained in this page in ${Math.round(took)} ms`;
+    status.textContent = `seed ${seed}: trained in this page in ${Math.round(took)} ms`;
     root.dataset.seed = String(seed);
   };
   form.addEventListener("submit", (event) => {
