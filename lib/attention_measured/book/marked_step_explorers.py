@@ -156,8 +156,9 @@ def describe_seed(seed: int, example: int = 0) -> str:
     heavy, moved = int(np.argmax(r["weights"])), int(np.argmax(r["effects"]))
     return (
         f"init seed {seed}: held-out accuracy {r['heldout_accuracy']:.4f}\n"
-        f"  mean weight on the marker {r['marker_weight']:.4f}; the heaviest step is the "
-        f"marker in {r['marker_hit_rate']:.4f} of the held-out sequences\n"
+        f"  mean weight on the marker {r['marker_weight']:.4f}\n"
+        f"  the heaviest step is the marker in {r['marker_hit_rate']:.4f} "
+        "of the held-out sequences\n"
         f"  among the hundred seeds, {r['share_below']:.2f} put less weight on the marker\n"
         f"held-out example {example} (marker step {r['marker']})\n"
         f"  heaviest step {heavy} (weight {r['weights'][heavy]:.3f}), "

@@ -46,8 +46,9 @@ export function describeSeed(report, share, example = 0) {
   const moved = argmax(report.effects);
   return [
     `init seed ${report.seed}: held-out accuracy ${report.heldout_accuracy.toFixed(4)}`,
-    `  mean weight on the marker ${report.marker_weight.toFixed(4)}; the heaviest step is the ` +
-      `marker in ${report.marker_hit_rate.toFixed(4)} of the held-out sequences`,
+    `  mean weight on the marker ${report.marker_weight.toFixed(4)}`,
+    `  the heaviest step is the marker in ${report.marker_hit_rate.toFixed(4)} ` +
+      "of the held-out sequences",
     `  among the hundred seeds, ${share.toFixed(2)} put less weight on the marker`,
     `held-out example ${example} (marker step ${report.marker})`,
     `  heaviest step ${heavy} (weight ${report.weights[heavy].toFixed(3)}), ` +
