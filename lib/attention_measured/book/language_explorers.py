@@ -5,6 +5,8 @@ and any position scheme at any test length, with how much of the copy it gets ri
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..core import checks
@@ -19,6 +21,7 @@ from .widgets import Control, explorer
 SEQUENCES = 8  # the held-out sequences the explorer offers
 
 
+@functools.lru_cache(maxsize=64)  # a twin's frame draws and describes from one report
 def head_report(layer: int, head: int, sequence: int) -> dict:
     """Layer ``layer`` (1 or 2) and head ``head`` (0 or 1) of seed 0's rotary model on held-out
     sequence ``sequence``: {"weights" (L, L), "repeat", "previous", "induction", "loss",
@@ -95,6 +98,7 @@ def share_bound(share: float) -> str:
     return "< 0.15" if share < 0.13 else f"≥ {at_least(share):.2f}"
 
 
+@functools.lru_cache(maxsize=32)
 def position_report(scheme: str, length: int) -> dict:
     """Seed 0's model with positions ``scheme`` (trained at 32 tokens) on held-out copying
     sequences of ``length`` tokens (Part VII, positions): {"head", layer 2's head with the higher

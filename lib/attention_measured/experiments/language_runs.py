@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core import checks
+from ..core.losses import softmax_cross_entropy
 from ..core.optim import Adam
 from ..core.training import Trained
 from ..machinery.blas import one_thread
@@ -69,9 +70,10 @@ def measure(model: LanguageModel, params, data=None, ablate=None) -> dict:
     if not isinstance(model, LanguageModel):
         raise TypeError(f"model must be a LanguageModel, got {type(model).__name__}")
     data = held_out(start=model.vocabulary > VOCABULARY) if data is None else data
-    losses = model.losses(params, data.tokens, ablate)  # (N, L − 1), position t predicts t + 1
-    weights = model.forward(params, data.tokens, ablate=ablate).parts["weights"]
-    return record(losses, weights, data)
+    out = model.forward(params, data.tokens, ablate=ablate)  # one pass gives both
+    # (N, L − 1), position t predicts t + 1: model.losses's numbers, from the same logits
+    losses = softmax_cross_entropy(out.output[:, :-1], data.tokens[:, 1:])[0]
+    return record(losses, out.parts["weights"], data)
 
 
 def record(losses, weights, data: Repeats) -> dict:
