@@ -4,6 +4,8 @@ seed explorer refuses what it cannot show.  The Node tests (tests/js) hold the J
 to the library; the browser tests type into the built page."""
 
 import base64
+import html
+import json
 import re
 
 import numpy as np
@@ -49,3 +51,65 @@ def test_the_seed_explorer_ships_the_hundred_seeds_and_hides_until_its_script_ru
         live.seed_explorer([0.5], [0.25])
     with pytest.raises(ValueError, match="hundred_weights"):
         live.seed_explorer([5], np.array([[0.25]]))
+
+
+WORKED = {  # the worked example of the self-attention page: "the cat sat"
+    "tokens": ["the", "cat", "sat"],
+    "X": np.array([[1.0, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]]),
+    "W_Q": np.array([[1.0, 0], [0, 1], [1, 0], [0, 1]]),
+    "W_K": np.array([[0.0, 1], [1, 0], [0, 1], [1, 0]]),
+    "W_V": np.array([[1.0, 0], [0, 2], [0, 1], [0, 0]]),
+}
+
+
+def _worked(**changes):
+    return live.worked_example(**(WORKED | changes))
+
+
+def test_the_worked_example_starts_at_the_pages_numbers_and_hides_until_its_script_runs():
+    out = _worked().data
+    assert 'id="live-worked-example" hidden' in out
+    assert "<strong>The worked example, editable</strong>" in out
+    (start,) = re.findall(r'data-start="([^"]+)"', out)
+    start = json.loads(html.unescape(start))
+    assert start["tokens"] == WORKED["tokens"]
+    for name in ("X", "W_Q", "W_K", "W_V"):
+        assert np.array_equal(start[name], WORKED[name]), name
+    assert live.module_url("worked_example_page") in out
+    (page,) = re.findall(r'from "(data:[^"]+)"', _source(live.module_url("worked_example_page")))
+    assert "export function self_attention" in _source(page)
+    # a matrix that is not of floats, a token that is not a string, still become plain JSON
+    out = _worked(tokens=("a", "b", "c"), X=WORKED["X"].astype(int).tolist())
+    assert "&quot;X&quot;: [[1.0, 0.0, 1.0, 0.0]" in out.data
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "says"),
+    [
+        ({"tokens": "the cat sat"}, TypeError, "tokens must be a list"),
+        ({"tokens": ["the", 2, "sat"]}, TypeError, "tokens must be non-empty strings"),
+        ({"tokens": ["the", " ", "sat"]}, TypeError, "tokens must be non-empty strings"),
+        ({"tokens": []}, ValueError, "tokens must name 1 to 6 rows, got 0"),
+        ({"tokens": list("abcdefg"), "X": np.ones((7, 4))}, ValueError, "tokens must name"),
+        ({"tokens": ["the", "cat"]}, ValueError, r"X must have shape \(2, any\)"),
+        ({"X": np.ones((3, 7))}, ValueError, "d_model must be from 1 to 6, got 7"),
+        ({"X": np.ones((3, 0))}, ValueError, "d_model must be from 1 to 6, got 0"),
+        ({"X": np.full((3, 4), np.nan)}, ValueError, "X must hold finite numbers"),
+        ({"X": [["1", "0", "1", "0"]] * 3}, TypeError, "X must be an array of numbers"),
+        ({"W_Q": np.ones((3, 2))}, ValueError, r"W_Q must have shape \(4, any\)"),
+        ({"W_Q": np.ones((4, 5)), "W_K": np.ones((4, 5))}, ValueError, "d must be from 1 to 4"),
+        ({"W_K": np.ones((4, 3))}, ValueError, r"W_K must have shape \(4, 2\)"),
+        ({"W_V": np.ones(4)}, ValueError, "W_V must have shape"),
+        ({"W_V": np.ones((4, 5))}, ValueError, "dv must be from 1 to 4"),
+        ({"W_V": np.full((4, 2), 2e6)}, ValueError, "W_V must hold numbers from -1e6 to 1e6"),
+        ({"X": -1e6 - 1 + np.zeros((3, 4))}, ValueError, "X must hold numbers from -1e6"),
+    ],
+)
+def test_the_worked_example_refuses_what_its_boxes_could_not_hold(changes, error, says):
+    with pytest.raises(error, match=says):
+        _worked(**changes)
+
+
+def test_the_worked_example_takes_the_largest_numbers_its_boxes_take():
+    big = np.full((4, 2), 1e6)
+    assert "1000000.0" in _worked(W_Q=big, W_K=-big, W_V=big).data

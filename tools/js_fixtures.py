@@ -17,6 +17,10 @@ tests/js/lesson.test.mjs reads the files:
                 and one seed trained with other options (data seed 10300, 50 epochs, rate 0.3)
 - forward.json  forward passes, removal tests, losses and gradients on chosen cases, and the
                 softmax, sigmoid and log(1 + e^z) on chosen numbers
+- self_attention.json  Part II's self-attention (tests/js/self_attention.test.mjs): 200 random
+                cases (n <= 6 steps, d_model <= 6, d and dv <= 4, masks with rows that allow
+                nothing, the division by sqrt(d) on and off) and the worked example of
+                chapters/taxonomy/05-self-attention.ipynb with and without a causal mask
 - meta.json     the machine, numpy, the seeds and the files' sizes
 
 It runs offline in about ten seconds.  Any ATTENTION_MEASURED_NUDGE in the environment is
@@ -214,6 +218,77 @@ def forward_fixture(train_set, heldout) -> dict:
     return {"cases": cases, "core": core_cases()}
 
 
+SELF_ATTENTION_CASES = 200
+SELF_ATTENTION_SEED = 20_261_207  # numpy's generator for the random cases
+# the worked example of chapters/taxonomy/05-self-attention.ipynb: "the cat sat"
+WORKED = {
+    "tokens": ["the", "cat", "sat"],
+    "X": [[1.0, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]],
+    "W_Q": [[1.0, 0], [0, 1], [1, 0], [0, 1]],
+    "W_K": [[0.0, 1], [1, 0], [0, 1], [1, 0]],
+    "W_V": [[1.0, 0], [0, 2], [0, 1], [0, 0]],
+}
+
+
+def self_attention_case(X, W_Q, W_K, W_V, scale: bool, mask) -> dict:
+    """Self-attention of one sequence as the library computes it: with the division by sqrt(d),
+    multi_head_attention with one head and W_O the identity; without it, the same steps written
+    out, the softmax the library's."""
+    X, W_Q, W_K, W_V = (np.asarray(a, dtype=float) for a in (X, W_Q, W_K, W_V))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    d, dv = W_Q.shape[1], W_V.shape[1]
+    if scale:
+        scores = Q @ K.T / np.sqrt(d)
+        output, weights = attention.multi_head_attention(
+            X[None], X[None], W_Q, W_K, W_V, np.eye(dv), heads=1, mask=mask
+        )
+        output, weights = output[0], weights[0, 0]
+    else:
+        scores = Q @ K.T
+        weights = attention.softmax(scores, mask)
+        output = weights @ V
+    case = {
+        "n": X.shape[0],
+        "scale": scale,
+        "mask": None if mask is None else mask.ravel().tolist(),
+    }
+    case |= {name: floats(a) for name, a in (("X", X), ("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V))}
+    for name, a in (("Q", Q), ("K", K), ("V", V), ("scores", scores), ("weights", weights)):
+        case[name] = floats(a)
+    case["output"] = floats(output)
+    return case
+
+
+def self_attention_fixture() -> dict:
+    r = np.random.default_rng(SELF_ATTENTION_SEED)
+    draws = {  # numbers as a reader types them, and numbers with every bit used
+        "integers": lambda shape: r.integers(-3, 4, shape).astype(float),
+        "tenths": lambda shape: np.round(r.uniform(-2, 2, shape), 1),
+        "normal": lambda shape: r.standard_normal(shape),
+    }
+    cases = []
+    for i in range(SELF_ATTENTION_CASES):
+        n, d_model, d, dv = r.integers(1, 7), r.integers(1, 7), r.integers(1, 5), r.integers(1, 5)
+        draw = draws[("integers", "tenths", "normal")[i % 3]]
+        kind = ("none", "causal", "random", "random")[i // 3 % 4]
+        mask = {"none": None, "causal": attention.causal_mask(n)}.get(kind)
+        if kind == "random":
+            mask = r.random((n, n)) < 0.7
+            mask[r.integers(0, n)] = False  # a row that may attend to nothing: zeros
+        X, W_Q, W_K, W_V = (
+            draw(s) for s in ((n, d_model), (d_model, d), (d_model, d), (d_model, dv))
+        )
+        cases.append(self_attention_case(X, W_Q, W_K, W_V, bool(r.integers(0, 2)), mask))
+    arrays = [WORKED[name] for name in ("X", "W_Q", "W_K", "W_V")]
+    worked = {
+        "tokens": WORKED["tokens"],
+        "plain": self_attention_case(*arrays, True, None),
+        "unscaled": self_attention_case(*arrays, False, None),
+        "causal": self_attention_case(*arrays, True, attention.causal_mask(3)),
+    }
+    return {"cases": cases, "worked": worked}
+
+
 def write(folder: Path, name: str, content: dict) -> int:
     text = json.dumps(content, separators=(",", ":"), allow_nan=False)
     (folder / name).write_text(text + "\n")
@@ -236,6 +311,7 @@ def main(outdir: str) -> None:
         "data.json": write(folder, "data.json", data_fixture()),
         "runs.json": write(folder, "runs.json", runs),
         "forward.json": write(folder, "forward.json", forward_fixture(train_set, heldout)),
+        "self_attention.json": write(folder, "self_attention.json", self_attention_fixture()),
     }
     meta = {
         "numpy": np.__version__,

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
+import numpy as np
 import pytest
 
 BUILD = Path(__file__).resolve().parents[2] / "_build" / "html"
@@ -519,6 +520,168 @@ def test_the_live_explorer_computes_on_the_books_own_files(browser):
         page.goto((BUILD / LIVE_SEED_PAGE).as_uri())
         page.wait_for_function(TRAINED, arg=[LIVE_SEED, "42"], timeout=10_000)
         assert page.inner_text(f"{LIVE_SEED} .live-description").startswith("init seed 42:")
+        assert not errors
+    finally:
+        page.close()
+
+
+# Part II's self-attention worked example computed in the page (attention_measured.book.live)
+WORKED_PAGE = "chapters/taxonomy/05-self-attention.html"
+WORKED = "#live-worked-example"
+COMPUTED = "root => Number(document.querySelector(root).dataset.computed) > 0"
+SHOWN_NUMBERS = "els => els.map(e => [e.textContent, Number(e.dataset.value)])"
+
+
+def _worked_start(page) -> dict:
+    """The page's own numbers, as the explorer started from them."""
+    start = json.loads(page.get_attribute(WORKED, "data-start"))
+    return {k: v if k == "tokens" else np.array(v, dtype=float) for k, v in start.items()}
+
+
+def _library(start, scale=True, mask=None):
+    """The weights (n, n) and outputs (n, dv) the library gives for the explorer's numbers."""
+    from attention_measured.core import attention
+
+    X, W_Q, W_K, W_V = (start[k] for k in ("X", "W_Q", "W_K", "W_V"))
+    if scale:  # the page's own computation, one head and no output projection
+        out, weights = attention.multi_head_attention(
+            X[None], X[None], W_Q, W_K, W_V, np.eye(W_V.shape[1]), heads=1, mask=mask
+        )
+        return weights[0, 0], out[0]
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    weights = attention.softmax(Q @ K.T, mask)
+    return weights, weights @ V
+
+
+def _assert_shows(page, start, scale=True, mask=None) -> None:
+    """The printed weights and outputs are the library's, to their digits and to 1e-12."""
+    weights, output = _library(start, scale, mask)
+    for name, want, digits in (("weights", weights, 3), ("output", output, 2)):
+        shown = page.eval_on_selector_all(f"{WORKED} .live-{name}", SHOWN_NUMBERS)
+        assert [text for text, _ in shown] == [f"{w:.{digits}f}" for w in want.ravel()], name
+        assert np.allclose([v for _, v in shown], want.ravel(), rtol=1e-12, atol=1e-12)
+
+
+def _box(name: str, row, column: int) -> str:
+    return f'{WORKED} input[aria-label="{name}, row {row}, column {column}"]'
+
+
+def test_the_worked_example_is_shown_at_the_pages_numbers(tab, server):
+    with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
+        assert page.is_visible(WORKED), "the worked example's frame stayed hidden"
+        page.wait_for_function(COMPUTED, arg=WORKED)
+        assert "The worked example, editable" in page.inner_text(WORKED)
+        start = _worked_start(page)
+        assert start["tokens"] == ["the", "cat", "sat"]
+        _assert_shows(page, start)
+        # the first row as the page's prose reads it, and "sat"'s third each
+        texts = page.eval_on_selector_all(f"{WORKED} .live-weights", SHOWN_NUMBERS)
+        first, cat, sat = ["0.045", "0.768", "0.187"], ["0.768", "0.045", "0.187"], ["0.333"] * 3
+        assert [t for t, _ in texts] == first + cat + sat
+        title = page.get_attribute(f"{WORKED} .live-weights-table td", "title")
+        assert title == "“the” gives “the” the weight 0.045388"
+        assert page.locator(f"{WORKED} input[aria-label]").count() == 12 + 3 * 8 + 9
+        assert not errors and not outside
+
+
+def test_editing_x_in_the_worked_example_gives_the_weights_the_library_computes(tab, server):
+    with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
+        page.wait_for_function(COMPUTED, arg=WORKED)
+        start = _worked_start(page)
+        before = page.eval_on_selector_all(f"{WORKED} .live-weights", SHOWN_NUMBERS)
+        for row, column, text, value in (("“cat”", 1, "2.5", 2.5), ("“the”", 4, "−0.75", -0.75)):
+            page.fill(_box("X", row, column), text)
+            start["X"][start["tokens"].index(row[1:-1]), column - 1] = value
+            _assert_shows(page, start)
+        assert page.eval_on_selector_all(f"{WORKED} .live-weights", SHOWN_NUMBERS) != before
+        page.fill(_box("W_V", 2, 2), "1e3")  # a projection: the outputs change, not the weights
+        start["W_V"][1, 1] = 1000.0
+        _assert_shows(page, start)
+        page.click(f'{WORKED} button:text-is("the page\'s numbers")')
+        _assert_shows(page, _worked_start(page))
+        assert page.input_value(_box("X", "“cat”", 1)) == "0"
+        assert not errors and not outside
+
+
+def test_root_d_and_the_mask_of_the_worked_example_change_the_weights_as_the_library_does(
+    tab, server
+):
+    with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
+        page.wait_for_function(COMPUTED, arg=WORKED)
+        start = _worked_start(page)
+        page.uncheck(f"{WORKED}-scale")
+        _assert_shows(page, start, scale=False)
+        assert "scores Q Kᵀ" == page.inner_text(f"{WORKED} .live-scores-table caption")
+        page.check(f"{WORKED}-scale")
+        mask = np.ones((3, 3), dtype=bool)
+        page.uncheck(f'{WORKED} input[aria-label="“the” may attend to “cat”"]')
+        mask[0, 1] = False
+        _assert_shows(page, start, mask=mask)
+        assert page.inner_text(f"{WORKED} .live-notes") == ""
+        page.click(f"{WORKED} button:text-is('causal')")
+        causal = np.tril(np.ones((3, 3), dtype=bool))
+        _assert_shows(page, start, mask=causal)
+        # "the" may attend to nothing: zeros, as the library's softmax gives, and said
+        page.uncheck(f'{WORKED} input[aria-label="“the” may attend to “the”"]')
+        causal[0, 0] = False
+        _assert_shows(page, start, mask=causal)
+        assert _library(start, mask=causal)[0][0].tolist() == [0, 0, 0]
+        notes = page.inner_text(f"{WORKED} .live-notes")
+        assert "leaves “the” no key to attend to" in notes and "weights of zero" in notes
+        page.uncheck(f"{WORKED}-scale")
+        _assert_shows(page, start, scale=False, mask=causal)
+        page.click(f"{WORKED} button:text-is('all on')")
+        _assert_shows(page, start, scale=False)
+        assert page.inner_text(f"{WORKED} .live-notes") == ""
+        assert not errors and not outside
+
+
+def test_a_bad_entry_in_the_worked_example_gets_a_message_and_the_last_result_stays_dimmed(
+    tab, server
+):
+    with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
+        page.wait_for_function(COMPUTED, arg=WORKED)
+        start = _worked_start(page)
+        box = _box("W_Q", 2, 1)
+        page.fill(box, "3")
+        start["W_Q"][1, 0] = 3.0
+        _assert_shows(page, start)
+        for text, says in [
+            ("", "type a number here"),
+            ("three", "“three” is not a number"),
+            ("1,5", "“1,5” is not a number"),
+            ("Infinity", "“Infinity” is not a finite number"),
+            ("1e400", "“1e400” is not a finite number"),
+            ("2000000", "“2000000” is too large"),
+        ]:
+            page.fill(box, text)
+            message = page.inner_text(f"{WORKED}-W_Q-message")
+            assert message.startswith(f"W_Q, row 2, column 1: {says}"), message
+            assert "from −1000000 to 1000000" in message
+            assert page.get_attribute(box, "aria-invalid") == "true"
+            assert page.get_attribute(box, "aria-describedby") == "live-worked-example-W_Q-message"
+            assert page.eval_on_selector(f"{WORKED} .live-results", "e => e.style.opacity") == "0.4"
+            _assert_shows(page, start)  # the last good result
+        page.fill(_box("W_Q", 4, 2), "x")  # a second bad box of W_Q: counted, not repeated
+        assert page.inner_text(f"{WORKED}-W_Q-message").endswith(" And one more box of W_Q.")
+        page.fill(_box("W_Q", 4, 2), str(start["W_Q"][3, 1]))
+        page.fill(box, "-1000000")
+        start["W_Q"][1, 0] = -1e6
+        _assert_shows(page, start)
+        assert page.inner_text(f"{WORKED}-W_Q-message") == ""
+        assert page.get_attribute(box, "aria-invalid") is None
+        assert page.eval_on_selector(f"{WORKED} .live-results", "e => e.style.opacity") == ""
+        assert not errors and not outside
+
+
+def test_the_worked_example_computes_on_the_books_own_files(browser):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((BUILD / WORKED_PAGE).as_uri())
+        page.wait_for_function(COMPUTED, arg=WORKED, timeout=10_000)
+        assert page.inner_text(f"{WORKED} .live-weights") == "0.045"
         assert not errors
     finally:
         page.close()

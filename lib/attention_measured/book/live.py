@@ -18,6 +18,8 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+
 from ..core import checks
 
 FOLDER = Path(__file__).with_name("js")
@@ -82,5 +84,58 @@ at most that many different networks: seeds past it repeat earlier ones.</p>
 import {{ mountSeedExplorer }} from "{module_url("lesson_page")}";
 const root = document.getElementById("live-change-the-seed");
 mountSeedExplorer(root, JSON.parse(root.dataset.hundred));
+</script>"""
+    )
+
+
+WORKED_LARGEST = 1e6  # the largest entry, in size, that the worked example's boxes accept
+WORKED_MOST = {"tokens": 6, "d_model": 6, "d": 4, "dv": 4}  # sizes whose boxes fit a phone
+
+
+def worked_example(tokens, X, W_Q, W_K, W_V):
+    """The self-attention worked example of Part II (taxonomy, self-attention) computed in the
+    page by ``js/self_attention.mjs``: boxes for every entry of ``X`` (n, d_model), one row per
+    token of ``tokens`` (n names), and of ``W_Q``, ``W_K`` (d_model, d) and ``W_V`` (d_model,
+    dv), starting at these numbers; a switch for the division by √d; a checkbox for each entry
+    of the (n, n) mask; and the scores, the weights and the outputs they give."""
+    from IPython.display import HTML
+
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, (list, tuple)):
+        raise TypeError(f"tokens must be a list of names, one per row of X, got {tokens!r:.60}")
+    if not all(isinstance(t, str) and t.strip() for t in tokens):
+        raise TypeError(f"tokens must be non-empty strings, got {list(tokens)!r:.60}")
+    n = len(tokens)
+    if not 1 <= n <= WORKED_MOST["tokens"]:
+        raise ValueError(f"tokens must name 1 to {WORKED_MOST['tokens']} rows, got {n}")
+
+    def size(name, value):
+        if not 1 <= value <= WORKED_MOST[name]:
+            raise ValueError(f"{name} must be from 1 to {WORKED_MOST[name]}, got {value}")
+        return value
+
+    X = checks.array(X, "X", shape=(n, None))
+    d_model = size("d_model", X.shape[1])
+    W_Q = checks.array(W_Q, "W_Q", shape=(d_model, None))
+    size("d", W_Q.shape[1])
+    W_K = checks.array(W_K, "W_K", shape=W_Q.shape)
+    W_V = checks.array(W_V, "W_V", shape=(d_model, None))
+    size("dv", W_V.shape[1])
+    matrices = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V}
+    for name, value in matrices.items():
+        if np.abs(value).max() > WORKED_LARGEST:
+            raise ValueError(f"{name} must hold numbers from -1e6 to 1e6, as the page's boxes do")
+    start = {"tokens": list(tokens)} | {name: m.tolist() for name, m in matrices.items()}
+    data = html.escape(json.dumps(start))
+    return HTML(
+        f"""<div class="live-explorer" id="live-worked-example" hidden data-start="{data}"
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>The worked example, editable</strong></p>
+<p style="font-size: 0.9em">Change any number of X or of the projections, switch the division
+by √<i>d</i> or an entry of the mask, and the scores, the weights and the outputs follow.</p>
+</div>
+<script type="module">
+import {{ mountWorkedExample }} from "{module_url("worked_example_page")}";
+const root = document.getElementById("live-worked-example");
+mountWorkedExample(root, JSON.parse(root.dataset.start));
 </script>"""
     )

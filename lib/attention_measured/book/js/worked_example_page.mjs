@@ -1,0 +1,261 @@
+// The self-attention worked example, in the page (book/live.py's worked_example): the reader
+// edits X, W_Q, W_K and W_V, turns the division by √d and each entry of the mask on and off,
+// and the scores, the weights and the outputs of self_attention.mjs follow at once.  A bad
+// entry gets a message under its matrix, and the last good result stays, dimmed.
+import { causal_mask, empty_rows, self_attention } from "./self_attention.mjs";
+
+export const LARGEST = 1e6; // the largest entry in size; its scores stay finite (below 1e27)
+const RULE = "an entry is a number from −1000000 to 1000000";
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+const NOT_FINITE = /^[+-]?(inf|infinity|nan)$/i;
+const SHADE = [0, 114, 178]; // the book's blue (plots.py), a weight of 1
+
+/** The text of one box as a Number, or an Error whose message says what an entry must be.
+ * Decimals and exponents are accepted ("-0.5", "2e-3"), and "−" (U+2212) as a minus sign. */
+export function parseEntry(text) {
+  const trimmed = String(text).trim().replace(/\u2212/g, "-");
+  const quoted = `“${trimmed.length > 20 ? `${trimmed.slice(0, 20)}…` : trimmed}”`;
+  if (trimmed === "") return new Error(`type a number here (${RULE}).`);
+  if (NOT_FINITE.test(trimmed)) return new Error(`${quoted} is not a finite number (${RULE}).`);
+  if (!NUMBER.test(trimmed)) return new Error(`${quoted} is not a number (${RULE}).`);
+  const value = Number(trimmed);
+  if (!Number.isFinite(value)) return new Error(`${quoted} is not a finite number (${RULE}).`);
+  if (Math.abs(value) > LARGEST) return new Error(`${quoted} is too large (${RULE}).`);
+  return value === 0 ? 0 : value; // -0 is 0
+}
+
+/** A number for a cell: `digits` decimals, or 4 significant digits from 1e5 on; never "-0". */
+export function formatNumber(x, digits) {
+  const text = Math.abs(x) >= 1e5 ? x.toPrecision(4) : x.toFixed(digits);
+  return /^-[0.]+$/.test(text) ? text.slice(1) : text;
+}
+
+/** The background of a weight's cell, white at 0 to the book's blue at 1, and black or white
+ * text, whichever contrasts more (at least 4.5 to 1 everywhere). */
+export function shade(weight) {
+  const rgb = SHADE.map((c) => Math.round(255 + (c - 255) * Math.min(Math.max(weight, 0), 1)));
+  const linear = rgb.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 :
+    ((c / 255 + 0.055) / 1.055) ** 2.4));
+  const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
+  const dark = (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05);
+  return { background: `rgb(${rgb.join(", ")})`, color: dark ? "#000000" : "#ffffff" };
+}
+
+function make(name, attributes = {}, text = null) {
+  const node = document.createElement(name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+const CELL = "padding: 1px 3px; font-variant-numeric: tabular-nums; text-align: ";
+const TABLE = "border-collapse: collapse; margin: 0; font-size: 0.85rem";
+
+/** A table with a caption (HTML) and rows labelled by `labels` (none where null); `cell(i, j)`
+ * makes the content of row i, column j, aligned by `align`. */
+function grid(caption, labels, rows, cols, cell, align = "right") {
+  const table = make("table", { style: TABLE });
+  const title = make("caption", { style: "caption-side: top; text-align: left; padding: 0;" +
+    " color: inherit; white-space: nowrap" });
+  title.innerHTML = caption;
+  table.append(title);
+  for (let i = 0; i < rows; i++) {
+    const tr = make("tr");
+    if (labels) tr.append(make("th", { scope: "row", style: "padding: 1px 4px 1px 0;" +
+      " font-weight: normal; text-align: left" }, labels[i]));
+    for (let j = 0; j < cols; j++) {
+      const td = make("td", { style: CELL + align });
+      td.append(cell(i, j));
+      tr.append(td);
+    }
+    table.append(tr);
+  }
+  return table;
+}
+
+/** A block holding a table and, under it, the table's message line. */
+function block(table, message = null) {
+  const div = make("div", { style: "flex: 0 0 auto" });
+  div.append(table);
+  if (message) div.append(message);
+  return div;
+}
+
+/** Wire the explorer inside ``root``: ``start`` is {tokens, X, W_Q, W_K, W_V}, the matrices
+ * as arrays of rows, the page's own numbers.  Builds a box for every entry, the √d switch, the
+ * mask's checkboxes with the causal and "all on" presets, and the tables of scores, weights
+ * and outputs; recomputes on every edit.  Shows ``root`` (hidden where JavaScript is off). */
+export function mountWorkedExample(root, start) {
+  const { tokens } = start;
+  const n = tokens.length;
+  const d_model = start.X[0].length;
+  const d = start.W_Q[0].length;
+  const dv = start.W_V[0].length;
+  const shapes = { X: [n, d_model], W_Q: [d_model, d], W_K: [d_model, d], W_V: [d_model, dv] };
+  const quoted = tokens.map((t) => `“${t}”`);
+
+  // the four matrices of boxes, each with its message line under it
+  const boxes = {}, messages = {};
+  const inputs = make("div", { style: "display: flex; flex-wrap: wrap; gap: 0.4rem 1.2rem" });
+  for (const [name, [rows, cols]] of Object.entries(shapes)) {
+    const label = name === "X" ? "X" : `W<sub>${name.slice(2)}</sub>`;
+    const where = (i, j) => `${name}, row ${name === "X" ? quoted[i] : i + 1}, column ${j + 1}`;
+    messages[name] = make("p", { id: `${root.id}-${name}-message`, class: "live-message",
+      "aria-live": "polite",
+      style: "margin: 0.2rem 0 0; font-size: 0.85rem; max-width: 16rem" });
+    boxes[name] = [];
+    const table = grid(`${label} <span style="font-size: 0.8em">(${rows}, ${cols})</span>`,
+      name === "X" ? tokens : null, rows, cols, (i, j) => {
+        const box = make("input", { inputmode: "decimal", autocomplete: "off", size: 4,
+          "aria-label": where(i, j), value: String(start[name][i][j]),
+          style: "width: 3.2em; font: inherit; text-align: right; padding: 1px 2px" });
+        box.where = where(i, j);
+        boxes[name].push(box);
+        return box;
+      });
+    inputs.append(block(table, messages[name]));
+  }
+
+  // the √d switch, and the mask with its presets
+  const scale = make("input", { type: "checkbox", id: `${root.id}-scale`,
+    style: "margin-right: 0.4em" });
+  scale.checked = true;
+  const scaleLabel = make("label", { for: scale.id });
+  scaleLabel.innerHTML = `divide the scores by √<i>d</i> = √${d}`;
+  const switches = make("p", { style: "margin: 0.6rem 0 0.3rem" });
+  switches.append(scale, scaleLabel);
+  const checks = [];
+  const maskTable = grid("mask: row <i>i</i> may attend to column <i>j</i>", tokens, n, n,
+    (i, j) => {
+      const box = make("input", { type: "checkbox",
+        "aria-label": `${quoted[i]} may attend to ${quoted[j]}` });
+      box.checked = true;
+      checks.push(box);
+      return box;
+    }, "center");
+  const head = make("tr");
+  head.append(make("td"), ...tokens.map((t) => make("th", { scope: "col",
+    style: "padding: 0 3px; font-weight: normal; font-size: 0.8rem" }, t)));
+  maskTable.querySelector("tr").before(head);
+  const presets = make("p", { style: "margin: 0.2rem 0 0; display: flex; flex-wrap: wrap;" +
+    " gap: 0.3rem" });
+  const buttons = { causal: make("button", { type: "button" }, "causal"),
+    all: make("button", { type: "button" }, "all on"),
+    reset: make("button", { type: "button" }, "the page's numbers") };
+  presets.append(...Object.values(buttons));
+  const controls = block(maskTable, presets);
+
+  // the results, and a line for what needs saying about them
+  const results = make("div", { class: "live-results", style: "display: flex; flex-wrap: wrap;" +
+    " gap: 0.4rem 1.2rem; margin-top: 0.6rem" });
+  const notes = make("p", { class: "live-notes", role: "status", "aria-live": "polite",
+    style: "margin: 0.4rem 0 0; font-size: 0.9rem" });
+  const cells = {};
+  const table = (name, caption, cols) => {
+    cells[name] = [];
+    const made = grid(caption, tokens, n, cols, () => {
+      const span = make("span", { class: `live-${name}` });
+      cells[name].push(span);
+      return span;
+    });
+    made.classList.add(`live-${name}-table`);
+    results.append(block(made));
+    return made;
+  };
+  const scoresTable = table("scores", `scores Q Kᵀ / √${d}`, n);
+  table("weights", "weights <span style=\"font-size: 0.8em\">(rows sum to 1)</span>", n);
+  table("output", "output = weights × V", dv);
+  root.append(inputs, switches, controls, results, notes);
+
+  // every box's number, or null after saying under each matrix what its first bad box holds
+  const read = () => {
+    const values = {};
+    let good = true;
+    for (const [name, list] of Object.entries(boxes)) {
+      values[name] = new Float64Array(list.length);
+      const bad = [];
+      list.forEach((box, k) => {
+        const value = parseEntry(box.value);
+        if (value instanceof Error) {
+          box.setAttribute("aria-invalid", "true");
+          box.setAttribute("aria-describedby", messages[name].id);
+          box.style.outline = "2px solid #D55E00"; // vermilion (Okabe and Ito, as plots.py)
+          bad.push(`${box.where}: ${value.message}`);
+        } else {
+          box.removeAttribute("aria-invalid");
+          box.removeAttribute("aria-describedby");
+          box.style.outline = "";
+          values[name][k] = value;
+        }
+      });
+      const more = bad.length > 2 ? ` And ${bad.length - 1} more boxes of ${name}.` :
+        bad.length === 2 ? ` And one more box of ${name}.` : "";
+      messages[name].textContent = bad.length ? bad[0] + more : "";
+      good &&= bad.length === 0;
+    }
+    return good ? values : null;
+  };
+
+  const run = () => {
+    const values = read();
+    if (values === null) {
+      results.style.opacity = "0.4";
+      notes.textContent = "Until every box holds a number, the scores, the weights and the " +
+        "outputs are those of the last good entries, dimmed.";
+      return;
+    }
+    const mask = checks.map((c) => c.checked);
+    let r;
+    try {
+      r = self_attention(values.X, values.W_Q, values.W_K, values.W_V, n,
+        { scale: scale.checked, mask });
+    } catch (error) {
+      results.style.opacity = "0.4";
+      notes.textContent = error.message;
+      return;
+    }
+    results.style.opacity = "";
+    scoresTable.caption.innerHTML = scale.checked ? `scores Q Kᵀ / √${d}` : "scores Q Kᵀ";
+    cells.scores.forEach((c, k) => {
+      c.textContent = formatNumber(r.scores[k], 2);
+      c.dataset.value = String(r.scores[k]);
+    });
+    cells.weights.forEach((c, k) => {
+      const w = r.weights[k], i = Math.floor(k / n), j = k % n;
+      c.textContent = formatNumber(w, 3);
+      c.dataset.value = String(w);
+      const { background, color } = shade(w);
+      Object.assign(c.parentElement.style, { background, color });
+      c.parentElement.title = `${quoted[i]} gives ${quoted[j]} the weight ${w.toFixed(6)}`;
+    });
+    cells.output.forEach((c, k) => {
+      c.textContent = formatNumber(r.output[k], 2);
+      c.dataset.value = String(r.output[k]);
+    });
+    const empty = empty_rows(mask, n).map((i) => quoted[i]);
+    const names = empty.length > 1 ? `${empty.slice(0, -1).join(", ")} and ${empty.at(-1)}`
+      : empty[0];
+    notes.textContent = empty.length === 0 ? "" : `The mask leaves ${names} no key to attend ` +
+      `to: as the library's softmax does, the page gives ${empty.length > 1 ? "those rows" :
+        "that row"} weights of zero, so ${empty.length > 1 ? "their outputs are" :
+        "its output is"} zero too.`;
+    root.dataset.computed = String(Number(root.dataset.computed ?? 0) + 1);
+  };
+
+  const setMask = (on) => {
+    checks.forEach((c, k) => (c.checked = on[k] === 1));
+    run();
+  };
+  buttons.causal.addEventListener("click", () => setMask(causal_mask(n)));
+  buttons.all.addEventListener("click", () => setMask(new Uint8Array(n * n).fill(1)));
+  buttons.reset.addEventListener("click", () => {
+    for (const [name, list] of Object.entries(boxes)) {
+      list.forEach((box, k) => (box.value = String(start[name].flat()[k])));
+    }
+    scale.checked = true;
+    setMask(new Uint8Array(n * n).fill(1));
+  });
+  root.addEventListener("input", run);
+  root.hidden = false;
+  run();
+}
