@@ -70,6 +70,8 @@ def test_the_worked_example_starts_at_the_pages_numbers_and_hides_until_its_scri
     out = _worked().data
     assert 'id="live-worked-example" hidden' in out
     assert "<strong>The worked example, editable</strong>" in out
+    # the page's paragraph, just above the frame, says what to do with it: the frame does not
+    assert out.count("<p") == 1 and "Change any number" not in out
     (start,) = re.findall(r'data-start="([^"]+)"', out)
     start = json.loads(html.unescape(start))
     assert start["tokens"] == WORKED["tokens"]

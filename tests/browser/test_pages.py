@@ -538,49 +538,128 @@ def _worked_start(page) -> dict:
     return {k: v if k == "tokens" else np.array(v, dtype=float) for k, v in start.items()}
 
 
-def _library(start, scale=True, mask=None):
-    """The weights (n, n) and outputs (n, dv) the library gives for the explorer's numbers."""
+def _library(start, scale=True, mask=None) -> dict:
+    """Q, K, V, the scores, the weights (n, n) and the outputs (n, dv) that numpy and the
+    library give for the explorer's numbers."""
     from attention_measured.core import attention
 
     X, W_Q, W_K, W_V = (start[k] for k in ("X", "W_Q", "W_K", "W_V"))
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ K.T / np.sqrt(Q.shape[1]) if scale else Q @ K.T
     if scale:  # the page's own computation, one head and no output projection
         out, weights = attention.multi_head_attention(
             X[None], X[None], W_Q, W_K, W_V, np.eye(W_V.shape[1]), heads=1, mask=mask
         )
-        return weights[0, 0], out[0]
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    weights = attention.softmax(Q @ K.T, mask)
-    return weights, weights @ V
+        weights, out = weights[0, 0], out[0]
+    else:
+        weights = attention.softmax(scores, mask)
+        out = weights @ V
+    return {"Q": Q, "K": K, "V": V, "scores": scores, "weights": weights, "output": out}
+
+
+def _printed(x: float, digits: int) -> str:
+    """What the page prints for x (formatNumber): `digits` decimals, 4 significant digits from
+    1e5 on, halves rounded away from zero as JavaScript's toFixed does, and never "-0"."""
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+    with localcontext() as context:
+        context.rounding = ROUND_HALF_UP
+        text = f"{Decimal(x):.3e}" if abs(x) >= 1e5 else f"{Decimal(x):.{digits}f}"
+    return text[1:] if re.fullmatch(r"-[0.]+", text) else text
+
+
+WORKED_DIGITS = {"Q": 2, "K": 2, "V": 2, "scores": 2, "weights": 3, "output": 2}
 
 
 def _assert_shows(page, start, scale=True, mask=None) -> None:
-    """The printed weights and outputs are the library's, to their digits and to 1e-12."""
-    weights, output = _library(start, scale, mask)
-    for name, want, digits in (("weights", weights, 3), ("output", output, 2)):
+    """The printed Q, K, V, scores, weights and outputs are numpy's and the library's, to their
+    digits and to 1e-12; a score the mask removes is printed as "–"."""
+    want = _library(start, scale, mask)
+    keep = np.ones(want["scores"].shape, bool) if mask is None else np.asarray(mask, bool)
+    for name, digits in WORKED_DIGITS.items():
         shown = page.eval_on_selector_all(f"{WORKED} .live-{name}", SHOWN_NUMBERS)
-        assert [text for text, _ in shown] == [f"{w:.{digits}f}" for w in want.ravel()], name
-        assert np.allclose([v for _, v in shown], want.ravel(), rtol=1e-12, atol=1e-12)
+        texts = [_printed(w, digits) for w in want[name].ravel()]
+        if name == "scores":
+            texts = [t if k else "–" for t, k in zip(texts, keep.ravel(), strict=True)]
+        assert [text for text, _ in shown] == texts, name
+        scale_of = np.maximum(1, np.abs(want[name].ravel()))
+        assert np.all(np.abs([v for _, v in shown] - want[name].ravel()) <= 1e-12 * scale_of)
+    masked = page.eval_on_selector_all(
+        f"{WORKED} .live-scores", "els => els.map(e => e.dataset.masked === 'true')"
+    )
+    assert masked == (~keep).ravel().tolist()
 
 
 def _box(name: str, row, column: int) -> str:
     return f'{WORKED} input[aria-label="{name}, row {row}, column {column}"]'
 
 
+# the text of every heading of a table: its column headings, then its row headings
+HEADINGS = """t => [[...t.querySelectorAll('th[scope=col]')].map(h => h.textContent),
+  [...t.querySelectorAll('th[scope=row]')].map(h => h.textContent)]"""
+WEIGHTS_CAPTION = "weights (each row sums to 1, or is all 0 where the mask leaves no key)"
+# where every table of the frame is, within the frame, and every box's width
+LAYOUT = """root => { const o = document.querySelector(root).getBoundingClientRect();
+  return [[...document.querySelectorAll(root + ' table')].map(t => {
+    const r = t.getBoundingClientRect(); return [r.x - o.x, r.y - o.y, r.width, r.height]; }),
+  [...document.querySelectorAll(root + ' input:not([type])')].map(b => b.clientWidth)] }"""
+# the middle of each element, across the page
+CENTRES = "els => els.map(e => { const r = e.getBoundingClientRect(); return r.x + r.width / 2 })"
+
+
 def test_the_worked_example_is_shown_at_the_pages_numbers(tab, server):
     with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
         assert page.is_visible(WORKED), "the worked example's frame stayed hidden"
         page.wait_for_function(COMPUTED, arg=WORKED)
-        assert "The worked example, editable" in page.inner_text(WORKED)
+        text = page.inner_text(WORKED)
+        assert text.startswith("The worked example, editable\n")
+        # the page's paragraph just above says what to do: the frame does not say it again
+        assert "Change any number" not in text
+        assert text.count("from −1,000,000 to 1,000,000") == 1
+        assert page.inner_text(f"{WORKED}-range") == "entries: numbers from −1,000,000 to 1,000,000"
         start = _worked_start(page)
         assert start["tokens"] == ["the", "cat", "sat"]
         _assert_shows(page, start)
+        # the page's argument: the query of "the" is (2, 0), the keys of "the" and "cat" are
+        # (0, 2) and (2, 0), that of "sat" is (1, 1)
+        q = page.eval_on_selector_all(f"{WORKED} .live-Q", SHOWN_NUMBERS)
+        k = page.eval_on_selector_all(f"{WORKED} .live-K", SHOWN_NUMBERS)
+        assert [t for t, _ in q[:2]] == ["2.00", "0.00"]
+        assert [t for t, _ in k] == ["0.00", "2.00", "2.00", "0.00", "1.00", "1.00"]
         # the first row as the page's prose reads it, and "sat"'s third each
         texts = page.eval_on_selector_all(f"{WORKED} .live-weights", SHOWN_NUMBERS)
         first, cat, sat = ["0.045", "0.768", "0.187"], ["0.768", "0.045", "0.187"], ["0.333"] * 3
         assert [t for t, _ in texts] == first + cat + sat
-        title = page.get_attribute(f"{WORKED} .live-weights-table td", "title")
+        title = page.get_attribute(f"{WORKED} .live-weights-table td:has(span)", "title")
         assert title == "“the” gives “the” the weight 0.045388"
+        assert page.inner_text(f"{WORKED} .live-weights-table caption") == WEIGHTS_CAPTION
         assert page.locator(f"{WORKED} input[aria-label]").count() == 12 + 3 * 8 + 9
+        # every table's columns and rows are named: tokens, or the numbers of the columns
+        tokens = ["the", "cat", "sat"]
+        for name, columns in [
+            ("Q", ["1", "2"]),
+            ("K", ["1", "2"]),
+            ("V", ["1", "2"]),
+            ("scores", tokens),
+            ("weights", tokens),
+            ("output", ["1", "2"]),
+            ("mask", tokens),
+        ]:
+            headings = page.eval_on_selector(f"{WORKED} .live-{name}-table", HEADINGS)
+            assert headings == [columns, tokens], name
+        # Q, K and V sit between the boxes and the scores
+        order = page.eval_on_selector_all(
+            f"{WORKED} table", "ts => ts.map(t => t.caption.textContent.split(' ')[0])"
+        )
+        projections, results = ["Q", "K", "V"], ["scores", "weights", "output"]
+        assert order == ["X", "WQ", "WK", "WV", *projections, "mask:", *results]
+        # the mask's headings are centred over their checkboxes
+        mask = f"{WORKED} .live-mask-table"
+        centres = page.eval_on_selector_all(
+            f"{mask} tr:nth-of-type(1) th, {mask} tr:nth-of-type(2) input", CENTRES
+        )
+        assert len(centres) == 6
+        assert np.allclose(centres[:3], centres[3:], atol=1), centres
         assert not errors and not outside
 
 
@@ -594,9 +673,14 @@ def test_editing_x_in_the_worked_example_gives_the_weights_the_library_computes(
             start["X"][start["tokens"].index(row[1:-1]), column - 1] = value
             _assert_shows(page, start)
         assert page.eval_on_selector_all(f"{WORKED} .live-weights", SHOWN_NUMBERS) != before
-        page.fill(_box("W_V", 2, 2), "1e3")  # a projection: the outputs change, not the weights
+        page.fill(_box("W_V", 2, 2), "1e3")  # a projection: V and the outputs change, not weights
         start["W_V"][1, 1] = 1000.0
         _assert_shows(page, start)
+        page.fill(_box("W_K", 1, 1), "-123456.75")  # K and the scores, in four digits from 1e5
+        start["W_K"][0, 0] = -123456.75
+        _assert_shows(page, start)
+        # a box is wide enough for what was typed
+        assert page.eval_on_selector(_box("W_K", 1, 1), "b => b.scrollWidth <= b.clientWidth")
         page.click(f'{WORKED} button:text-is("the page\'s numbers")')
         _assert_shows(page, _worked_start(page))
         assert page.input_value(_box("X", "“cat”", 1)) == "0"
@@ -617,6 +701,12 @@ def test_root_d_and_the_mask_of_the_worked_example_change_the_weights_as_the_lib
         page.uncheck(f'{WORKED} input[aria-label="“the” may attend to “cat”"]')
         mask[0, 1] = False
         _assert_shows(page, start, mask=mask)
+        # the score the mask removed is a dash, and says why
+        cell = f"{WORKED} .live-scores-table tr:nth-of-type(2) td:nth-of-type(2)"
+        assert page.inner_text(cell) == "–"
+        title = "the mask removed this score: “the” may not attend to “cat”"
+        assert page.get_attribute(cell, "title") == title
+        assert page.get_attribute(f"{WORKED} .live-scores-table td:has(span)", "title") is None
         assert page.inner_text(f"{WORKED} .live-notes") == ""
         page.click(f"{WORKED} button:text-is('causal')")
         causal = np.tril(np.ones((3, 3), dtype=bool))
@@ -625,7 +715,9 @@ def test_root_d_and_the_mask_of_the_worked_example_change_the_weights_as_the_lib
         page.uncheck(f'{WORKED} input[aria-label="“the” may attend to “the”"]')
         causal[0, 0] = False
         _assert_shows(page, start, mask=causal)
-        assert _library(start, mask=causal)[0][0].tolist() == [0, 0, 0]
+        assert _library(start, mask=causal)["weights"][0].tolist() == [0, 0, 0]
+        # the caption is still true: the row of "the" is all 0
+        assert page.inner_text(f"{WORKED} .live-weights-table caption") == WEIGHTS_CAPTION
         notes = page.inner_text(f"{WORKED} .live-notes")
         assert "leaves “the” no key to attend to" in notes and "weights of zero" in notes
         page.uncheck(f"{WORKED}-scale")
@@ -642,35 +734,62 @@ def test_a_bad_entry_in_the_worked_example_gets_a_message_and_the_last_result_st
     with open_page(tab, server, WORKED_PAGE) as (page, outside, errors):
         page.wait_for_function(COMPUTED, arg=WORKED)
         start = _worked_start(page)
+        layout = page.evaluate(LAYOUT, WORKED)
         box = _box("W_Q", 2, 1)
         page.fill(box, "3")
         start["W_Q"][1, 0] = 3.0
         _assert_shows(page, start)
+        message = f"{WORKED}-message"
         for text, says in [
-            ("", "type a number here"),
-            ("three", "“three” is not a number"),
-            ("1,5", "“1,5” is not a number"),
-            ("Infinity", "“Infinity” is not a finite number"),
-            ("1e400", "“1e400” is not a finite number"),
-            ("2000000", "“2000000” is too large"),
+            ("", "type a number here."),
+            ("three", "“three” is not a number."),
+            ("1,5", "“1,5” is not a number."),
+            ("Infinity", "“Infinity” is not a finite number."),
+            ("1e400", "“1e400” is not a finite number."),
+            ("2000000", "“2000000” is out of range."),
+            ("y" * 60, f"“{'y' * 20}…” is not a number."),
         ]:
             page.fill(box, text)
-            message = page.inner_text(f"{WORKED}-W_Q-message")
-            assert message.startswith(f"W_Q, row 2, column 1: {says}"), message
-            assert "from −1000000 to 1000000" in message
+            assert page.inner_text(message) == f"W_Q, row 2, column 1: {says}"
             assert page.get_attribute(box, "aria-invalid") == "true"
-            assert page.get_attribute(box, "aria-describedby") == "live-worked-example-W_Q-message"
-            assert page.eval_on_selector(f"{WORKED} .live-results", "e => e.style.opacity") == "0.4"
+            described = "live-worked-example-message live-worked-example-range"
+            assert page.get_attribute(box, "aria-describedby") == described
+            for part in ("results", "projections"):
+                style = page.eval_on_selector(f"{WORKED} .live-{part}", "e => e.style.opacity")
+                assert style == "0.4", part
             _assert_shows(page, start)  # the last good result
-        page.fill(_box("W_Q", 4, 2), "x")  # a second bad box of W_Q: counted, not repeated
-        assert page.inner_text(f"{WORKED}-W_Q-message").endswith(" And one more box of W_Q.")
+            # nothing moved while the reader typed
+            assert page.evaluate(LAYOUT, WORKED) == layout, text
+        page.fill(_box("W_Q", 4, 2), "x")  # a second bad box: counted, not repeated
+        assert page.inner_text(message).endswith("is not a number. And one more box.")
+        page.fill(_box("X", "“sat”", 2), "")  # a third, in another matrix; the first comes first
+        assert page.inner_text(message) == "X, row “sat”, column 2: type a number here. " + (
+            "And 2 more boxes."
+        )
+        assert page.evaluate(LAYOUT, WORKED) == layout
+        page.fill(_box("X", "“sat”", 2), "1")
         page.fill(_box("W_Q", 4, 2), str(start["W_Q"][3, 1]))
         page.fill(box, "-1000000")
         start["W_Q"][1, 0] = -1e6
         _assert_shows(page, start)
-        assert page.inner_text(f"{WORKED}-W_Q-message") == ""
+        assert page.inner_text(message) == ""
         assert page.get_attribute(box, "aria-invalid") is None
         assert page.eval_on_selector(f"{WORKED} .live-results", "e => e.style.opacity") == ""
+        assert page.eval_on_selector(f"{WORKED} .live-projections", "e => e.style.opacity") == ""
+        assert not errors and not outside
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_worked_example_fits_its_column_and_its_boxes_their_numbers(tab, server, width):
+    with open_page(tab, server, WORKED_PAGE, width=width) as (page, outside, errors):
+        page.wait_for_function(COMPUTED, arg=WORKED)
+        inside = page.eval_on_selector(WORKED, "e => e.scrollWidth <= e.clientWidth")
+        assert inside, f"the frame scrolls sideways at {width} px"
+        box = _box("X", "“the”", 1)
+        page.fill(box, "-123456.75")
+        if width == 1280:  # room for the number in full
+            assert page.eval_on_selector(box, "b => b.scrollWidth <= b.clientWidth")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert not errors and not outside
 
 

@@ -25,6 +25,7 @@ import {
   formatNumber,
   LARGEST,
   parseEntry,
+  RANGE,
   shade,
 } from "../../lib/attention_measured/book/js/worked_example_page.mjs";
 
@@ -196,7 +197,7 @@ describe("bad input", () => {
 
   test("anything else is an Error that says why and what an entry is", () => {
     for (const [text, says] of [
-      ["", /^type a number here/],
+      ["", /^type a number here\.$/],
       ["   ", /^type a number here/],
       ["abc", /^“abc” is not a number/],
       ["1,5", /^“1,5” is not a number/],
@@ -207,15 +208,23 @@ describe("bad input", () => {
       ["-inf", /^“-inf” is not a finite number/],
       ["NaN", /^“NaN” is not a finite number/],
       ["1e999", /^“1e999” is not a finite number/],
-      ["1000000.5", /^“1000000.5” is too large/],
-      ["-2e6", /^“-2e6” is too large/],
+      ["1000000.5", /^“1000000\.5” is out of range\.$/],
+      ["-2e6", /^“-2e6” is out of range\.$/],
     ]) {
       const result = parseEntry(text);
       assert.ok(result instanceof Error, `${JSON.stringify(text)} gave ${result}`);
       assert.match(result.message, says);
-      assert.match(result.message, /an entry is a number from −1000000 to 1000000/);
+      // the range is said once in the frame (RANGE), not in every message
+      assert.doesNotMatch(result.message, /from|1,000,000/);
     }
     assert.match(parseEntry("x".repeat(50)).message, /^“x{20}…” is not a number/);
+  });
+
+  test("the frame says once what an entry may be, from LARGEST", () => {
+    assert.equal(LARGEST, 1e6);
+    assert.equal(RANGE, "entries: numbers from −1,000,000 to 1,000,000");
+    assert.ok(Object.is(parseEntry("-1000000"), -LARGEST));
+    assert.ok(parseEntry(String(LARGEST + 0.5)) instanceof Error);
   });
 });
 

@@ -96,8 +96,10 @@ def worked_example(tokens, X, W_Q, W_K, W_V):
     """The self-attention worked example of Part II (taxonomy, self-attention) computed in the
     page by ``js/self_attention.mjs``: boxes for every entry of ``X`` (n, d_model), one row per
     token of ``tokens`` (n names), and of ``W_Q``, ``W_K`` (d_model, d) and ``W_V`` (d_model,
-    dv), starting at these numbers; a switch for the division by √d; a checkbox for each entry
-    of the (n, n) mask; and the scores, the weights and the outputs they give."""
+    dv), starting at these numbers; the Q, K and V they give; a switch for the division by √d; a
+    checkbox for each entry of the (n, n) mask; and the scores, the weights and the outputs.
+    The page's paragraph above the frame says what to do with it, so the frame has only a
+    heading (the script adds the rest)."""
     from IPython.display import HTML
 
     if isinstance(tokens, (str, bytes)) or not isinstance(tokens, (list, tuple)):
@@ -130,8 +132,6 @@ def worked_example(tokens, X, W_Q, W_K, W_V):
         f"""<div class="live-explorer" id="live-worked-example" hidden data-start="{data}"
  style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
 <p><strong>The worked example, editable</strong></p>
-<p style="font-size: 0.9em">Change any number of X or of the projections, switch the division
-by √<i>d</i> or an entry of the mask, and the scores, the weights and the outputs follow.</p>
 </div>
 <script type="module">
 import {{ mountWorkedExample }} from "{module_url("worked_example_page")}";
