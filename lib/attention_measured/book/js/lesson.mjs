@@ -24,6 +24,8 @@ import {
   softmax_backward,
 } from "./core.mjs";
 
+export { argmax }; // np.argmax, for the page glue (lesson_page.mjs), written once in core.mjs
+
 // ------------------------------------------------------------------ the random stream (rng.py)
 
 export const MULTIPLIER = 1664525;

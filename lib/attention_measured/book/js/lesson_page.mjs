@@ -2,7 +2,7 @@
 // lesson.mjs trains on it in the browser, and the page draws what the static twin draws for
 // sixteen seeds (marked_step_explorers.change_the_seed) and prints the same description,
 // digit for digit, as the library's describe_seed.
-import { STEPS, seed_report } from "./lesson.mjs";
+import { STEPS, argmax, seed_report } from "./lesson.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
 // the book's colours (book/plots.py): neutral bars, the marker, "after a drop", the reader's seed
@@ -34,16 +34,10 @@ export function shareBelow(seed, weight, hundred) {
   return hundred.weights.filter((w) => w < own).length / hundred.weights.length;
 }
 
-function argmax(values) {
-  let best = 0;
-  for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
-  return best;
-}
-
 /** marked_step_explorers.describe_seed, for a report of lesson.seed_report. */
 export function describeSeed(report, share, example = 0) {
-  const heavy = argmax(report.weights);
-  const moved = argmax(report.effects);
+  const heavy = argmax(report.weights, 0, report.weights.length);
+  const moved = argmax(report.effects, 0, report.effects.length);
   return [
     `init seed ${report.seed}: held-out accuracy ${report.heldout_accuracy.toFixed(4)}`,
     `  mean weight on the marker ${report.marker_weight.toFixed(4)}`,
