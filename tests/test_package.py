@@ -152,6 +152,28 @@ def test_the_fingerprints_describe_this_code_and_machine():
     assert facts["numpy"] == np.__version__ and facts["blas"] and "SSE2" in facts["cpu_features"]
 
 
+def test_the_arithmetic_is_the_same_whether_or_not_scipy_was_imported_first():
+    # numpy and SciPy each load an OpenBLAS; a process that had imported SciPy before its first
+    # remembered result used to file it under other keys than one that had not
+    script = (
+        "import json, sys\n"
+        "if sys.argv[1] == 'scipy-first':\n"
+        "    import scipy.stats\n"
+        "from attention_measured.machinery import cache\n"
+        "print(json.dumps(cache.arithmetic()))\n"
+    )
+    facts = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script, order], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for order in ("numpy-only", "scipy-first")
+    ]
+    assert facts[0] == facts[1]
+    assert len(facts[0]["blas"]) >= 1
+
+
 def test_one_thread_limits_blas_inside_and_restores_it_after():
     from threadpoolctl import threadpool_info
 

@@ -110,8 +110,14 @@ def code_fingerprint(module: str | None = None) -> str:
 @functools.lru_cache(maxsize=1)
 def arithmetic() -> dict:
     """What decides the last bits of a result on this machine: numpy, its CPU features, the BLAS
-    kernel.
+    kernels.
+
+    numpy and SciPy each bring their own OpenBLAS, and threadpoolctl lists only the libraries
+    loaded so far; SciPy's BLAS is loaded here first, so that every process files a result
+    under the same kernels whether or not it has imported SciPy yet (a page that had not
+    filed its models under other keys, and trained each a second time).
     """
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS; see above)
     from numpy._core._multiarray_umath import __cpu_features__
     from threadpoolctl import threadpool_info
 
