@@ -14,28 +14,12 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import * as core from "../../lib/attention_measured/book/js/core.mjs";
 import * as L from "../../lib/attention_measured/book/js/lesson.mjs";
+import { fixture } from "./fixtures.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const FOLDER = path.resolve(process.env.ATTENTION_JS_FIXTURES ?? `${ROOT}/_build/js-fixtures`);
 const TOLERANCE = 1e-9;
-
-const cache = new Map();
-function fixture(name) {
-  if (!cache.has(name)) {
-    const file = path.join(FOLDER, name);
-    if (!fs.existsSync(file)) {
-      throw new Error(`no fixture ${file}: run .venv/bin/python tools/js_fixtures.py ${FOLDER}`);
-    }
-    cache.set(name, JSON.parse(fs.readFileSync(file, "utf8")));
-  }
-  return cache.get(name);
-}
 
 const flat = (params) => L.NAMES.flatMap((name) => Array.from(params[name]));
 const paramsOf = (json) => Object.fromEntries(L.NAMES.map((n) => [n, Float64Array.from(json[n])]));

@@ -12,9 +12,6 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import {
   causal_mask,
@@ -28,23 +25,10 @@ import {
   RANGE,
   shade,
 } from "../../lib/attention_measured/book/js/worked_example_page.mjs";
+import { fixture } from "./fixtures.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const FOLDER = path.resolve(process.env.ATTENTION_JS_FIXTURES ?? `${ROOT}/_build/js-fixtures`);
 const TOLERANCE = 1e-12;
 const QUANTITIES = ["Q", "K", "V", "scores", "weights", "output"];
-
-let cached = null;
-function fixture() {
-  if (cached === null) {
-    const file = path.join(FOLDER, "self_attention.json");
-    if (!fs.existsSync(file)) {
-      throw new Error(`no fixture ${file}: run .venv/bin/python tools/js_fixtures.py ${FOLDER}`);
-    }
-    cached = JSON.parse(fs.readFileSync(file, "utf8"));
-  }
-  return cached;
-}
 
 /** The page's computation of a fixture case. */
 function computed(c) {
@@ -69,7 +53,7 @@ function assertClose(got, c, what) {
 
 describe("within 1e-12 of the library", () => {
   test("200 random cases: sizes, masks with empty rows, the division by √d on and off", (t) => {
-    const { cases } = fixture();
+    const { cases } = fixture("self_attention.json");
     assert.equal(cases.length, 200);
     let largest = 0, emptyRows = 0;
     cases.forEach((c, k) => {
@@ -94,7 +78,7 @@ describe("within 1e-12 of the library", () => {
   });
 
   test("the worked example, with and without √d and with a causal mask", () => {
-    const { worked } = fixture();
+    const { worked } = fixture("self_attention.json");
     for (const [what, c] of Object.entries(worked)) {
       if (what !== "tokens") assertClose(computed(c), c, what);
     }
