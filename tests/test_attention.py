@@ -303,6 +303,49 @@ def test_tiled_attention_equals_the_plain_computation(block):
     np.testing.assert_allclose(attention.tiled_attention(q, k, v, block), plain, rtol=0, atol=1e-12)
 
 
+def test_the_online_softmax_steps_end_at_the_softmax_and_rescale_when_the_maximum_rises():
+    draw = np.random.default_rng(7)
+    scores, values = np.array([0.0, 1.0, -np.inf, 3.0, 0.5]), draw.normal(size=(5, 2))
+    steps = attention.online_softmax(scores, values, 2)
+    assert len(steps) == 3
+    assert [s.top[0] for s in steps] == [1.0, 3.0, 3.0]  # the largest score so far
+    # after the first block: exp(0 - 1) + exp(1 - 1), and those two values weighted so
+    assert steps[0].total[0] == pytest.approx(np.exp(-1.0) + 1.0, abs=1e-15)
+    np.testing.assert_allclose(steps[0].acc, np.exp(-1.0) * values[0] + values[1], atol=1e-15)
+    # the second block raised the maximum to 3: the past is multiplied by exp(1 - 3)
+    assert steps[1].total[0] == pytest.approx((np.exp(-1.0) + 1.0) * np.exp(-2.0) + 1.0, abs=1e-15)
+    weights = attention.softmax(scores, np.isfinite(scores))
+    np.testing.assert_allclose(steps[-1].acc / steps[-1].total, weights @ values, atol=1e-15)
+
+
+def test_the_online_softmax_of_many_queries_is_tiled_attentions_and_of_none_allowed_is_zero():
+    draw = np.random.default_rng(8)
+    q, k, v = draw.normal(size=(4, 3)), draw.normal(size=(9, 3)), draw.normal(size=(9, 2))
+    for block in (1, 4, 9, 12):
+        last = attention.online_softmax(q @ k.T / np.sqrt(3), v, block)[-1]
+        np.testing.assert_allclose(
+            last.acc / last.total, attention.tiled_attention(q, k, v, block), atol=1e-14
+        )
+    none = attention.online_softmax(np.full(3, -np.inf), v[:3], 2)[-1]
+    assert none.top[0] == -np.inf and none.total[0] == 0 and not none.acc.any()
+
+
+@pytest.mark.parametrize(
+    "scores, values, block, says",
+    [
+        (np.zeros(0), np.zeros((0, 1)), 1, "scores must be"),
+        (np.array([1.0, np.nan]), np.zeros((2, 1)), 1, "scores must be finite"),
+        (np.array([1.0, np.inf]), np.zeros((2, 1)), 1, "scores must be finite"),
+        (np.zeros(3), np.zeros(3), 1, "values must be"),
+        (np.zeros(3), np.zeros((2, 1)), 1, "values must be"),
+        (np.zeros(3), np.zeros((3, 1)), 0, "block"),
+    ],
+)
+def test_the_online_softmax_refuses_bad_input_naming_it(scores, values, block, says):
+    with pytest.raises(ValueError, match=says):
+        attention.online_softmax(scores, values, block)
+
+
 def test_tiled_attention_masks_and_gives_zeros_to_a_query_with_nothing_to_attend():
     q, k, v = random((2, 9, 4), 4), random((2, 9, 4), 5), random((2, 9, 3), 6)
     mask = attention.causal_mask(9) & attention.padding_mask([9, 5], 9)

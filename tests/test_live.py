@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from attention_measured.book import live
+from attention_measured.experiments import marked_step_runs
 
 
 def _source(url: str) -> str:
@@ -28,10 +29,10 @@ def test_a_module_travels_whole_with_its_imports_made_data_urls():
         x for x in on_disk.splitlines() if "import" not in x
     ]
     assert 'from "./' not in page  # a data: URL cannot import by a relative path
-    (lesson,) = re.findall(r'from "(data:[^"]+)"', page)
+    core, lesson = re.findall(r'from "(data:[^"]+)"', page)  # its two imports, in order
     assert "export function seed_report" in _source(lesson)
-    (core,) = re.findall(r'from "(data:[^"]+)"', _source(lesson))
     assert "export function softmax" in _source(core)
+    assert re.findall(r'from "(data:[^"]+)"', _source(lesson)) == [core]  # core, once made
 
 
 def test_module_url_refuses_what_is_not_a_module_of_the_folder():
@@ -115,3 +116,68 @@ def test_the_worked_example_refuses_what_its_boxes_could_not_hold(changes, error
 def test_the_worked_example_takes_the_largest_numbers_its_boxes_take():
     big = np.full((4, 2), 1e6)
     assert "1000000.0" in _worked(W_Q=big, W_K=-big, W_V=big).data
+
+
+def _data(page: str, name: str):
+    start = page.index(f'data-{name}="') + len(f'data-{name}="')
+    return json.loads(html.unescape(page[start : page.index('"', start)]))
+
+
+def test_the_drop_explorer_ships_both_runs_parameters_and_hides_until_its_script_runs():
+    runs = marked_step_runs.two_runs()[1]
+    page = live.drop_explorer(runs).data
+    assert 'id="live-drop-a-step" hidden' in page
+    shipped = _data(page, "runs")
+    assert len(shipped) == 2
+    for run in (0, 1):
+        for name, value in runs.items():
+            assert shipped[run][name] == value[run].ravel().tolist()  # every bit, by repr
+    assert "mountDropExplorer" in page
+
+
+@pytest.mark.parametrize(
+    "bad, error, says",
+    [
+        ({"W_K": np.zeros((2, 3, 2))}, TypeError, "runs must be the two runs"),
+        ("runs", TypeError, "runs must be the two runs"),
+    ],
+)
+def test_the_drop_explorer_refuses_what_is_not_two_runs(bad, error, says):
+    with pytest.raises(error, match=says):
+        live.drop_explorer(bad)
+
+
+def test_the_drop_explorer_refuses_one_run_or_three():
+    runs = marked_step_runs.two_runs()[1]
+    for count in (1, 3):
+        stacked = {name: np.repeat(value[:1], count, axis=0) for name, value in runs.items()}
+        with pytest.raises(ValueError, match="must stack two runs"):
+            live.drop_explorer(stacked)
+
+
+def test_the_online_softmax_stepper_starts_with_the_pages_numbers():
+    scores, values = np.array([0.5, -np.inf, 2.25, 1.0]), np.array([1.0, 2.0, 3.0, -4.5])
+    page = live.online_softmax_stepper(scores, values, 3).data
+    assert 'id="live-online-softmax" hidden' in page
+    assert 'value="0.5 -inf 2.25 1.0"' in page and 'value="1.0 2.0 3.0 -4.5"' in page
+    assert 'id="live-online-block" inputmode="numeric" autocomplete="off" value="3"' in page
+    assert "mountOnlineSoftmax" in page
+
+
+@pytest.mark.parametrize(
+    "args, error, says",
+    [
+        (([], [], 1), ValueError, "scores must hold 1 to 16"),
+        ((np.zeros(17), np.zeros(17), 1), ValueError, "scores must hold 1 to 16"),
+        (([1.0, np.nan], [1.0, 2.0], 1), ValueError, "scores must be finite numbers or -inf"),
+        (([1.0, np.inf], [1.0, 2.0], 1), ValueError, "scores must be finite numbers or -inf"),
+        (([1.0, 2.0], [1.0], 1), ValueError, "values"),
+        (([1.0, 2.0], [1.0, np.inf], 1), ValueError, "values"),
+        (([1.0, 2.0], [1.0, 2.0], 3), ValueError, "block"),
+        (([1.0, 2.0], [1.0, 2.0], 0), ValueError, "block"),
+        (([[1.0, 2.0]], [1.0, 2.0], 1), ValueError, "scores"),
+    ],
+)
+def test_the_online_softmax_stepper_refuses_what_its_boxes_could_not_hold(args, error, says):
+    with pytest.raises(error, match=says):
+        live.online_softmax_stepper(*args)

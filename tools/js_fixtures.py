@@ -21,6 +21,14 @@ tests/js/lesson.test.mjs reads the files:
                 cases (n <= 6 steps, d_model <= 6, d and dv <= 4, masks with rows that allow
                 nothing, the division by sqrt(d) on and off) and the worked example of
                 chapters/taxonomy/05-self-attention.ipynb with and without a causal mask
+- online_softmax.json  the online softmax of one query (tests/js/online_softmax.test.mjs):
+                200 random cases (1 to 16 keys, values of 1 to 3 numbers, masked keys, rows with
+                every key masked, blocks of 1 to m + 1 keys), each block's running state from
+                attention.online_softmax and the plain softmax times the values
+- drop.json     the drop-a-step explorer in the page (tests/js/lesson_page.test.mjs): the lesson's
+                two runs' parameters as the page gets them (book.live.drop_explorer's data), and
+                for each of the 180 held-out examples and each of its 12 steps, drop_report's
+                numbers and describe_drop's text
 - meta.json     the machine, numpy, the seeds and the files' sizes
 
 It runs offline in about ten seconds.  Any ATTENTION_MEASURED_NUDGE in the environment is
@@ -29,6 +37,7 @@ removed first: the fixtures are the un-nudged library.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -41,6 +50,7 @@ os.environ.pop("ATTENTION_MEASURED_NUDGE", None)  # before the library reads it
 
 import numpy as np  # noqa: E402
 
+from attention_measured.book import live, marked_step_explorers  # noqa: E402
 from attention_measured.core import attention, losses, rng  # noqa: E402
 from attention_measured.experiments import marked_step_runs  # noqa: E402
 from attention_measured.measures import markers, removal  # noqa: E402
@@ -289,6 +299,62 @@ def self_attention_fixture() -> dict:
     return {"cases": cases, "worked": worked}
 
 
+def online_softmax_fixture() -> dict:
+    draw = np.random.default_rng(53)
+    cases = []
+    for case in range(200):
+        m, dv = int(draw.integers(1, 17)), int(draw.integers(1, 4))
+        scores = draw.normal(0, 3, m)
+        if case % 4 == 1:  # some keys masked
+            scores[draw.random(m) < 0.3] = -np.inf
+        elif case % 25 == 3:  # every key masked
+            scores[:] = -np.inf
+        elif case % 4 == 2:  # a rising maximum, so later blocks rescale the past
+            scores = np.sort(scores)
+        values = draw.normal(0, 2, (m, dv))
+        block = int(draw.integers(1, m + 2))
+        steps = attention.online_softmax(scores, values, block)
+        cases.append(
+            {
+                "scores": floats(scores),
+                "values": floats(values),
+                "dv": dv,
+                "block": block,
+                "steps": [
+                    {"top": floats(s.top)[0], "total": float(s.total[0]), "acc": floats(s.acc)}
+                    for s in steps
+                ],
+                "plain": floats(attention.softmax(scores, np.isfinite(scores)) @ values),
+            }
+        )
+    return {"cases": cases}
+
+
+def drop_fixture() -> dict:
+    """Every held-out example with every step dropped, as the library's explorer reports and
+    describes it, and the two runs' parameters read back from the page's own data."""
+    page = live.drop_explorer(marked_step_runs.two_runs()[1]).data
+    start = page.index('data-runs="') + len('data-runs="')
+    runs = json.loads(html.unescape(page[start : page.index('"', start)]))
+    cases = []
+    for example in range(marked_step_runs.EXAMPLES):
+        for step in range(marked_step.STEPS):
+            r = marked_step_explorers.drop_report(example, step)
+            cases.append(
+                {
+                    "example": example,
+                    "step": step,
+                    "weights": floats(r["weights"]),
+                    "without": floats(r["without"]),
+                    "p": floats(r["p"]),
+                    "p_without": floats(r["p_without"]),
+                    "marker": r["marker"],
+                    "text": marked_step_explorers.describe_drop(example, step),
+                }
+            )
+    return {"runs": runs, "cases": cases}
+
+
 def write(folder: Path, name: str, content: dict) -> int:
     text = json.dumps(content, separators=(",", ":"), allow_nan=False)
     (folder / name).write_text(text + "\n")
@@ -312,6 +378,8 @@ def main(outdir: str) -> None:
         "runs.json": write(folder, "runs.json", runs),
         "forward.json": write(folder, "forward.json", forward_fixture(train_set, heldout)),
         "self_attention.json": write(folder, "self_attention.json", self_attention_fixture()),
+        "drop.json": write(folder, "drop.json", drop_fixture()),
+        "online_softmax.json": write(folder, "online_softmax.json", online_softmax_fixture()),
     }
     meta = {
         "numpy": np.__version__,

@@ -804,3 +804,174 @@ def test_the_worked_example_computes_on_the_books_own_files(browser):
         assert not errors
     finally:
         page.close()
+
+
+# Part I's drop-a-step explorer computed in the page: any held-out example, any step
+LIVE_DROP_PAGE = "chapters/lesson/04-weight-is-not-cause.html"
+LIVE_DROP = "#live-drop-a-step"
+DROPPED = "([root, shown]) => document.querySelector(root).dataset.shown === shown"
+
+
+def _drop(page, example: str, step: str) -> None:
+    page.fill(f"{LIVE_DROP} #live-example", example)
+    page.fill(f"{LIVE_DROP} #live-step", step)
+
+
+@pytest.mark.parametrize("example, step", [(0, 11), (7, 3), (179, 0)])
+def test_dropping_a_typed_step_prints_what_the_library_prints(tab, server, example, step):
+    """Examples past the static twin's six, and its first: the page's forward pass in JavaScript
+    describes the drop digit for digit as the library's describe_drop does."""
+    from attention_measured.book import marked_step_explorers
+
+    with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
+        page.wait_for_function(DROPPED, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        _drop(page, str(example), str(step))
+        page.wait_for_function(DROPPED, arg=[LIVE_DROP, f"{example} {step}"])
+        shown = page.inner_text(f"{LIVE_DROP} .live-description")
+        assert shown == marked_step_explorers.describe_drop(example, step)
+        assert page.locator(f"{LIVE_DROP} svg g[data-step]").count() == 2 * 12
+        assert not errors and not outside
+
+
+def test_clicking_a_step_drops_it(tab, server):
+    from attention_measured.book import marked_step_explorers
+
+    with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
+        page.wait_for_function(DROPPED, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        page.locator(f'{LIVE_DROP} svg g[data-step="4"]').first.click()
+        page.wait_for_function(DROPPED, arg=[LIVE_DROP, "0 4"])
+        assert page.input_value(f"{LIVE_DROP} #live-step") == "4"
+        shown = page.inner_text(f"{LIVE_DROP} .live-description")
+        assert shown == marked_step_explorers.describe_drop(0, 4)
+        assert not errors
+
+
+def test_a_bad_example_or_step_gets_a_message_and_the_last_result_stays(tab, server):
+    with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
+        page.wait_for_function(DROPPED, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        before = page.inner_text(f"{LIVE_DROP} .live-description")
+        for example, step, says in [
+            ("", "11", "Type a held-out example"),
+            ("180", "11", "180 is too large"),
+            ("-1", "11", "is not a held-out example"),
+            ("0", "12", "12 is too large"),
+            ("0", "two", "“two” is not a step"),
+        ]:
+            _drop(page, example, step)
+            assert says in page.inner_text(f"{LIVE_DROP} .live-status"), (example, step)
+            assert page.inner_text(f"{LIVE_DROP} .live-description") == before
+            opacity = page.eval_on_selector(f"{LIVE_DROP} svg", "e => e.style.opacity")
+            assert opacity == "0.4"
+        assert not errors
+
+
+# the online softmax stepped block by block on the page on costs
+LIVE_ONLINE_PAGE = "chapters/seq2seq/05-what-attention-costs.html"
+LIVE_ONLINE = "#live-online-softmax"
+STEPPED = "([root, shown]) => document.querySelector(root).dataset.shown === shown"
+
+
+def _table(page) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"{LIVE_ONLINE} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText))"
+    )
+
+
+def test_the_online_softmax_steps_through_the_pages_table(tab, server):
+    """Stepping block by block shows the running states of the page's printed table (the
+    library's attention.online_softmax), and the last block the softmax at once."""
+    import numpy as np
+
+    from attention_measured.core import attention
+
+    with open_page(tab, server, LIVE_ONLINE_PAGE) as (page, outside, errors):
+        page.wait_for_function(STEPPED, arg=[LIVE_ONLINE, "0"], timeout=10_000)
+        scores = [float(x) for x in page.input_value("#live-online-scores").split()]
+        values = [float(x) for x in page.input_value("#live-online-values").split()]
+        steps = attention.online_softmax(np.array(scores), np.array(values)[:, None], 4)
+        fixed = lambda x: f"{x:.3f}".replace("-", "−")  # noqa: E731  (as the table shows it)
+        for shown in (1, 2, 3):
+            page.click(f'{LIVE_ONLINE} button[data-step="next"]')
+            page.wait_for_function(STEPPED, arg=[LIVE_ONLINE, str(shown)])
+            s, before = steps[shown - 1], steps[shown - 2]
+            rescale = "–" if shown == 1 else fixed(np.exp(before.top[0] - s.top[0]))
+            ratio = s.acc[0] / s.total[0]
+            expected = [fixed(s.top[0]), rescale, fixed(s.total[0]), fixed(s.acc[0]), fixed(ratio)]
+            assert _table(page)[-1][1:] == expected
+        assert len(_table(page)) == 3
+        text = page.inner_text(f"{LIVE_ONLINE} .live-description")
+        at_once = float(np.array(values) @ attention.softmax(np.array(scores)))
+        assert f"o / l = {at_once:.4f}".replace("-", "−") in text
+        page.click(f'{LIVE_ONLINE} button[data-step="back"]')
+        page.wait_for_function(STEPPED, arg=[LIVE_ONLINE, "2"])
+        assert len(_table(page)) == 2 and page.inner_text(f"{LIVE_ONLINE} .live-description") == ""
+        assert not errors and not outside
+
+
+def test_typed_scores_a_masked_key_and_another_block_step_as_the_library_does(tab, server):
+    import numpy as np
+
+    from attention_measured.core import attention
+
+    with open_page(tab, server, LIVE_ONLINE_PAGE) as (page, outside, errors):
+        page.wait_for_function(STEPPED, arg=[LIVE_ONLINE, "0"], timeout=10_000)
+        page.fill("#live-online-scores", "3 -inf 0.5 7 -2")
+        page.fill("#live-online-values", "1 2 3 4 5")
+        page.fill("#live-online-block", "2")
+        page.click(f'{LIVE_ONLINE} button[data-step="all"]')
+        page.wait_for_function(STEPPED, arg=[LIVE_ONLINE, "3"])
+        scores = np.array([3, -np.inf, 0.5, 7, -2])
+        steps = attention.online_softmax(scores, np.arange(1.0, 6.0)[:, None], 2)
+        rows = _table(page)
+        assert [r[0] for r in rows] == ["0–1", "2–3", "4"]
+        assert [r[3] for r in rows] == [f"{s.total[0]:.3f}" for s in steps]
+        assert rows[1][2] == f"{np.exp(3 - 7):.3f}"  # the second block raised the maximum to 7
+        for box, text, says in [
+            ("#live-online-scores", "1 2 x", "“x” is not a number"),
+            ("#live-online-values", "1 2", "5 scores and 2 values"),
+            ("#live-online-block", "9", "from 1 to 5"),
+        ]:
+            page.fill(box, text)
+            assert says in page.inner_text(f"{LIVE_ONLINE} .live-status"), text
+            page.fill(
+                box,
+                {
+                    "#live-online-scores": "3 -inf 0.5 7 -2",
+                    "#live-online-values": "1 2 3 4 5",
+                    "#live-online-block": "2",
+                }[box],
+            )
+        assert not errors
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize(
+    "page_name, root", [(LIVE_DROP_PAGE, LIVE_DROP), (LIVE_ONLINE_PAGE, LIVE_ONLINE)]
+)
+def test_the_new_live_frames_fit_the_column(tab, server, width, page_name, root):
+    with open_page(tab, server, page_name, width=width) as (page, outside, errors):
+        page.wait_for_selector(root, state="visible", timeout=10_000)
+        inside = page.eval_on_selector(root, "e => e.scrollWidth <= e.clientWidth")
+        assert inside, f"{root} scrolls sideways at {width} px"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert not errors and not outside
+
+
+@pytest.mark.parametrize(
+    "page_name, root", [(LIVE_DROP_PAGE, LIVE_DROP), (LIVE_ONLINE_PAGE, LIVE_ONLINE)]
+)
+def test_the_new_live_frames_compute_on_the_books_own_files(browser, page_name, root):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((BUILD / page_name).as_uri())
+        page.wait_for_function(
+            "root => document.querySelector(root).dataset.shown !== undefined",
+            arg=root,
+            timeout=10_000,
+        )
+        assert page.inner_text(f"{root} .live-status") != ""
+        assert not errors
+    finally:
+        page.close()

@@ -88,6 +88,114 @@ mountSeedExplorer(root, JSON.parse(root.dataset.hundred));
     )
 
 
+def drop_explorer(runs):
+    """Part I's drop-a-step explorer, computed in the page (section 4): boxes for any of the 180
+    held-out examples and any of its 12 steps, and both of the lesson's runs' weights and
+    probability of label 1 before and after that step is dropped, drawn and described as
+    :func:`~.marked_step_explorers.drop_a_step` draws and describes them.  ``runs``: the two
+    runs' parameters, stacked (each name's array (2, ...), as ``train_runs`` returns them); the
+    page draws the held-out examples itself (``js/lesson.mjs``)."""
+    from IPython.display import HTML
+
+    from ..models.single_query import SingleQuery
+
+    names = sorted(SingleQuery().init(0))
+    if not hasattr(runs, "keys") or sorted(runs.keys()) != names:
+        raise TypeError(f"runs must be the two runs' stacked parameters {names}, got {runs!r:.60}")
+    stacked = {name: checks.array(runs[name], f"runs[{name!r}]") for name in names}
+    for name, value in stacked.items():
+        if value.ndim == 0 or len(value) != 2:
+            raise ValueError(f"runs[{name!r}] must stack two runs, got shape {value.shape}")
+    two = [{name: value[run].ravel().tolist() for name, value in stacked.items()} for run in (0, 1)]
+    data = html.escape(json.dumps(two))
+    return HTML(
+        f"""<div class="live-explorer" id="live-drop-a-step" hidden data-runs="{data}"
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>Any example, any step, in your browser</strong></p>
+<form class="live-form">
+<label for="live-example">held-out example, 0 to 179</label>
+<input id="live-example" name="example" inputmode="numeric" autocomplete="off" value="0" size="5">
+<label for="live-step">dropped step, 0 to 11</label>
+<input id="live-step" name="step" inputmode="numeric" autocomplete="off" value="11" size="4">
+<button type="submit">drop</button>
+</form>
+<p class="live-status" role="status" aria-live="polite"></p>
+<svg viewBox="0 0 340 256" width="100%" style="max-width: 34rem" role="img"
+ aria-label="For the chosen held-out example, run 1's and run 2's weights over its 12 steps
+ before and after the chosen step is dropped; clicking a step drops it."></svg>
+<pre class="live-description" style="white-space: pre-wrap"></pre>
+<p style="font-size: 0.9em">Click a step's bars to drop that step instead.</p>
+</div>
+<script type="module">
+import {{ mountDropExplorer }} from "{module_url("lesson_page")}";
+const root = document.getElementById("live-drop-a-step");
+mountDropExplorer(root, JSON.parse(root.dataset.runs));
+</script>"""
+    )
+
+
+ONLINE_MOST_KEYS = 16  # keys the online softmax's boxes take (MOST_KEYS in the module)
+
+
+def online_softmax_stepper(scores, values, block: int):
+    """The online softmax of one query stepped block by block in the page (Part III, what
+    attention costs), by ``js/online_softmax_page.mjs``: boxes holding its ``scores`` (m,) and
+    its keys' ``values`` (m,), one number each, m at most 16, and the ``block`` size; buttons
+    that read one block more or less; the keys, the running maximum, the rescaling, the running
+    sums and, after the last block, the output beside the softmax of all the scores at once."""
+    from IPython.display import HTML
+
+    scores = checks.array(scores, "scores", ndim=1, finite=False)
+    if not 1 <= len(scores) <= ONLINE_MOST_KEYS:
+        raise ValueError(f"scores must hold 1 to {ONLINE_MOST_KEYS} numbers, got {len(scores)}")
+    if np.isnan(scores).any() or np.isposinf(scores).any():
+        raise ValueError("scores must be finite numbers or -inf (a masked key)")
+    values = checks.array(values, "values", shape=scores.shape)
+    block = checks.integer(block, "block", 1, len(scores))
+
+    def row(numbers):
+        return " ".join("-inf" if x == -np.inf else repr(float(x)) for x in numbers)
+
+    boxes = {"scores": row(scores), "values": row(values), "block": str(block)}
+    attr = {name: html.escape(text, quote=True) for name, text in boxes.items()}
+    return HTML(
+        f"""<div class="live-explorer" id="live-online-softmax" hidden
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>The online softmax, one block at a time</strong></p>
+<form class="live-form">
+<label for="live-online-scores">scores, one per key (-inf masks a key)</label>
+<input id="live-online-scores" autocomplete="off" value="{attr["scores"]}" style="width: 100%">
+<label for="live-online-values">values, one per key</label>
+<input id="live-online-values" autocomplete="off" value="{attr["values"]}" style="width: 100%">
+<label for="live-online-block">keys per block</label>
+<input id="live-online-block" inputmode="numeric" autocomplete="off" value="{attr["block"]}"
+ size="3">
+<br>
+<button type="button" data-step="start">start again</button>
+<button type="button" data-step="back">back</button>
+<button type="button" data-step="next">read the next block</button>
+<button type="button" data-step="all">read all</button>
+</form>
+<p class="live-status" role="status" aria-live="polite"></p>
+<svg width="100%" style="max-width: 34rem" role="img" aria-label="The keys in a row, each with
+ its score and value: the blocks read so far, the block just read, and those not yet read."></svg>
+<style>
+#live-online-softmax th, #live-online-softmax td {{ padding: 0.1em 0.4em; text-align: right;
+ font-variant-numeric: tabular-nums }}
+#live-online-softmax .live-description:empty {{ display: none }}
+</style>
+<table class="live-online-table" style="font-size: 0.85em">
+<thead><tr><th>keys</th><th>m</th><th>rescale</th><th>l</th><th>o</th><th>o / l</th></tr>
+</thead><tbody></tbody></table>
+<pre class="live-description" style="white-space: pre-wrap"></pre>
+</div>
+<script type="module">
+import {{ mountOnlineSoftmax }} from "{module_url("online_softmax_page")}";
+mountOnlineSoftmax(document.getElementById("live-online-softmax"));
+</script>"""
+    )
+
+
 WORKED_LARGEST = 1e6  # the largest entry, in size, that the worked example's boxes accept
 WORKED_MOST = {"tokens": 6, "d_model": 6, "d": 4, "dv": 4}  # sizes whose boxes fit a phone
 

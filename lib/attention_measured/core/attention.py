@@ -12,6 +12,8 @@ torch's ``scaled_dot_product_attention``):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import checks
@@ -480,6 +482,61 @@ def multi_head_attention_backward(
     return grads
 
 
+class Running(NamedTuple):
+    """What the online softmax keeps per query after reading some keys (Part III, what attention
+    costs): ``top`` (..., 1), the largest score so far (−inf before any allowed key); ``total``
+    (..., 1), the sum of exp(score − top) over the keys read; ``acc`` (..., dv), the sum of
+    exp(score − top) · value.  ``acc / total`` is the attention's output over those keys."""
+
+    top: np.ndarray
+    total: np.ndarray
+    acc: np.ndarray
+
+
+def _online_update(running: Running, scores: np.ndarray, values: np.ndarray) -> Running:
+    """One block of the online softmax: ``running`` after reading ``scores`` (..., block) and
+    their ``values`` (..., block, dv); the past is rescaled by exp(top − new top)."""
+    top, total, acc = running
+    new_top = np.maximum(top, scores.max(axis=-1, keepdims=True))
+    # a query with no allowed key so far keeps top = -inf; shift by 0 there, not by -inf
+    shift = np.where(np.isneginf(new_top), 0.0, new_top)
+    rescale = np.exp(top - shift)  # exp(-inf) = 0 on the first allowed block
+    e = np.exp(scores - shift)  # masked keys: exp(-inf) = 0
+    return Running(new_top, total * rescale + row_sums(e, -1), acc * rescale + e @ values)
+
+
+def online_softmax(scores, values, block: int) -> list[Running]:
+    """The online softmax of one or more queries, step by step (Part III, what attention
+    costs): ``scores`` (..., m), −inf where a key is masked, and ``values`` (..., m, dv), read
+    ``block`` keys at a time.  Returns the :class:`Running` state after each block (⌈m /
+    block⌉ of them); the last one's acc / total is softmax(scores) @ values, as
+    :func:`tiled_attention` computes it (zeros where no key is allowed)."""
+    scores = checks.array(scores, "scores", finite=False)
+    if scores.ndim == 0 or scores.shape[-1] == 0:
+        raise ValueError(f"scores must be (..., m) with at least one key, got {scores.shape}")
+    if np.isnan(scores).any() or np.isposinf(scores).any():
+        raise ValueError("scores must be finite numbers or -inf (a masked key)")
+    values = checks.array(values, "values")
+    if values.ndim < 2 or values.shape[-2] != scores.shape[-1]:
+        raise ValueError(
+            f"values must be (..., m, dv) with m = {scores.shape[-1]} (one per score), "
+            f"got {values.shape}"
+        )
+    block = checks.integer(block, "block", 1)
+    dv = values.shape[-1]
+    batch = np.broadcast_shapes(scores.shape[:-1], values.shape[:-2])
+    # each query's scores as a row of one query (..., 1, m), as tiled_attention holds them
+    running = Running(
+        np.full(batch + (1, 1), -np.inf), np.zeros(batch + (1, 1)), np.zeros(batch + (1, dv))
+    )
+    steps = []
+    for start in range(0, scores.shape[-1], block):
+        keys = slice(start, start + block)
+        running = _online_update(running, scores[..., None, keys], values[..., keys, :])
+        steps.append(Running(*(np.squeeze(x, -2) for x in running)))
+    return steps
+
+
 def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
     """:func:`scaled_dot_product_attention`'s output, computed one block of keys at a time
     (Part III, what attention costs).
@@ -498,9 +555,11 @@ def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
     scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (n, m)
     mask = _as_mask(mask, scores_shape)
     batch = np.broadcast_shapes(scores_shape[:-2], v.shape[:-2])
-    top = np.full(batch + (n, 1), -np.inf)  # the largest allowed score so far, per query
-    total = np.zeros(batch + (n, 1))  # sum of exp(score - top) over the keys read so far
-    acc = np.zeros(batch + (n, v.shape[-1]))  # sum of exp(score - top) * value
+    running = Running(
+        np.full(batch + (n, 1), -np.inf),
+        np.zeros(batch + (n, 1)),
+        np.zeros(batch + (n, v.shape[-1])),
+    )
     scale = 1.0 / np.sqrt(q.shape[-1])
     if not (np.all(np.isfinite(q)) and np.all(np.isfinite(k))):
         raise ValueError("tiled_attention needs finite queries and keys")
@@ -509,12 +568,6 @@ def tiled_attention(q, k, v, block: int, mask=None) -> np.ndarray:
         scores = q @ np.swapaxes(k[..., keys, :], -1, -2) * scale  # (..., n, block)
         if mask is not None:
             scores = np.where(mask[..., keys], scores, -np.inf)
-        new_top = np.maximum(top, scores.max(axis=-1, keepdims=True))
-        # a query with no allowed key so far keeps top = -inf; shift by 0 there, not by -inf
-        shift = np.where(np.isneginf(new_top), 0.0, new_top)
-        rescale = np.exp(top - shift)  # exp(-inf) = 0 on the first allowed block
-        e = np.exp(scores - shift)  # masked keys: exp(-inf) = 0
-        total = total * rescale + row_sums(e, -1)
-        acc = acc * rescale + e @ v[..., keys, :]
-        top = new_top
+        running = _online_update(running, scores, v[..., keys, :])
+    top, total, acc = running
     return np.divide(acc, total, out=np.zeros_like(acc), where=total > 0)

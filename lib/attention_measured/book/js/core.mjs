@@ -172,6 +172,46 @@ export function drop_each_step(scores) {
   return softmax(rows, m, keep);
 }
 
+/** attention.online_softmax of one query, step by step: its `scores` (m,), -Infinity where a key
+ * is masked, and the keys' `values` (m, dv), read `block` keys at a time.  Returns one state per
+ * block, {start, stop, top, total, acc (dv,), rescale}: the largest score so far, the sum of
+ * exp(score − top) and of exp(score − top) · value over the keys read, and the factor
+ * exp(old top − new top) this block multiplied the past by; the last acc / total is
+ * softmax(scores) · values.  A query with no allowed key so far keeps top = −inf, total 0. */
+export function online_softmax(scores, values, dv, block) {
+  if (!(scores instanceof Float64Array || Array.isArray(scores)) || scores.length === 0) {
+    throw new TypeError(`scores must be a non-empty array of numbers, got ${shown(scores)}`);
+  }
+  for (const s of scores) {
+    if (typeof s !== "number" || Number.isNaN(s) || s === Infinity) {
+      throw new RangeError(`scores must be finite numbers or -Infinity (masked), got ${s}`);
+    }
+  }
+  const m = scores.length;
+  integer(dv, "dv", 1);
+  const v = floats(values, "values", m * dv);
+  integer(block, "block", 1);
+  const steps = [];
+  let top = -Infinity, total = 0, acc = new Float64Array(dv);
+  for (let start = 0; start < m; start += block) {
+    const stop = Math.min(start + block, m);
+    let newTop = top;
+    for (let j = start; j < stop; j++) newTop = Math.max(newTop, scores[j]);
+    const shift = newTop === -Infinity ? 0 : newTop; // no allowed key yet: shift by 0
+    const rescale = Math.exp(top - shift); // 0 on the first allowed block
+    let sum = 0;
+    const weighted = new Float64Array(dv); // this block's sum of exp(score − shift) · value
+    for (let j = start; j < stop; j++) {
+      const e = Math.exp(scores[j] - shift); // a masked key: exp(-inf) = 0
+      sum += e;
+      for (let c = 0; c < dv; c++) weighted[c] += e * v[j * dv + c];
+    }
+    [top, total, acc] = [newTop, total * rescale + sum, acc.map((a, c) => a * rescale + weighted[c])];
+    steps.push({ start, stop, top, total, acc: Float64Array.from(acc), rescale });
+  }
+  return steps;
+}
+
 /** np.argmax of a[start .. start + m): the first largest. */
 export function argmax(a, start, m) {
   let best = 0;
