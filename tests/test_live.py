@@ -15,37 +15,43 @@ from attention_measured.book import live
 from attention_measured.experiments import marked_step_runs
 
 
-def _source(url: str) -> str:
-    prefix = "data:text/javascript;base64,"
-    assert url.startswith(prefix)
-    return base64.b64decode(url[len(prefix) :]).decode()
+def _loaded(out: str) -> dict:
+    """The modules an explorer's script carries, {name: source}, in the order it loads them."""
+    (sources,) = re.findall(r"const sources = (\{.*\});\n", out)
+    assert "</" not in sources  # a module's text never ends the script early
+    return json.loads(sources.replace("<\\/", "</"))
 
 
-def test_a_module_travels_whole_with_its_imports_made_data_urls():
-    page = _source(live.module_url("lesson_page"))
-    on_disk = (live.FOLDER / "lesson_page.mjs").read_text()
-    # every line but the imports is the file's own
-    assert [x for x in page.splitlines() if "import" not in x] == [
-        x for x in on_disk.splitlines() if "import" not in x
-    ]
-    assert 'from "./' not in page  # a data: URL cannot import by a relative path
-    core, lesson = re.findall(r'from "(data:[^"]+)"', page)  # its two imports, in order
-    assert "export function seed_report" in _source(lesson)
-    assert "export function softmax" in _source(core)
-    assert re.findall(r'from "(data:[^"]+)"', _source(lesson)) == [core]  # core, once made
+def test_a_module_travels_whole_after_each_module_it_imports_each_once():
+    sources = live.module_sources("lesson_page")
+    assert list(sources) == ["core", "lesson", "lesson_page"]  # core: imported by both, once
+    for name, text in sources.items():
+        assert text == (live.FOLDER / f"{name}.mjs").read_text()  # every byte the file's own
+    cloze = live.module_sources("cloze_page")
+    assert list(cloze)[-1] == "cloze_page" and list(cloze).count("core") == 1
+    for position, name in enumerate(cloze):  # each module after every sibling it imports
+        for sibling in re.findall(r'from "\./([a-z_]+)\.mjs"', cloze[name]):
+            assert list(cloze).index(sibling) < position, (name, sibling)
 
 
-def test_module_url_refuses_what_is_not_a_module_of_the_folder():
+def test_the_script_loads_the_modules_it_carries_and_runs_the_call():
+    out = live.run_module("lesson_page", "module.mountSeedExplorer(root, hundred);")
+    assert _loaded(out) == live.module_sources("lesson_page")
+    assert 'import(urls["lesson_page"])' in out
+    assert "module.mountSeedExplorer(root, hundred);" in out
+
+
+def test_module_sources_refuse_what_is_not_a_module_of_the_folder():
     for bad in ["lessons", "../live", "", 3]:
         with pytest.raises(ValueError, match="name"):
-            live.module_url(bad)
+            live.module_sources(bad)
 
 
 def test_the_seed_explorer_ships_the_hundred_seeds_and_hides_until_its_script_runs():
     out = live.seed_explorer([5, 6], [0.25, 0.75]).data
     assert 'id="live-change-the-seed" hidden' in out
     assert "&quot;seeds&quot;: [5, 6]" in out and "0.75" in out
-    assert live.module_url("lesson_page") in out
+    assert _loaded(out) == live.module_sources("lesson_page")
     with pytest.raises(ValueError, match="one length"):
         live.seed_explorer([5, 6], [0.25])
     with pytest.raises(TypeError, match="hundred_seeds"):
@@ -78,9 +84,7 @@ def test_the_worked_example_starts_at_the_pages_numbers_and_hides_until_its_scri
     assert start["tokens"] == WORKED["tokens"]
     for name in ("X", "W_Q", "W_K", "W_V"):
         assert np.array_equal(start[name], WORKED[name]), name
-    assert live.module_url("worked_example_page") in out
-    (page,) = re.findall(r'from "(data:[^"]+)"', _source(live.module_url("worked_example_page")))
-    assert "export function self_attention" in _source(page)
+    assert list(_loaded(out)) == ["colours", "core", "self_attention", "worked_example_page"]
     # a matrix that is not of floats, a token that is not a string, still become plain JSON
     out = _worked(tokens=("a", "b", "c"), X=WORKED["X"].astype(int).tolist())
     assert "&quot;X&quot;: [[1.0, 0.0, 1.0, 0.0]" in out.data
@@ -132,7 +136,7 @@ def test_the_drop_explorer_ships_both_runs_parameters_and_hides_until_its_script
     for run in (0, 1):
         for name, value in runs.items():
             assert shipped[run][name] == value[run].ravel().tolist()  # every bit, by repr
-    assert "mountDropExplorer" in page
+    assert "module.mountDropExplorer" in page and "lesson_page" in _loaded(page)
 
 
 @pytest.mark.parametrize(
@@ -161,7 +165,7 @@ def test_the_online_softmax_stepper_starts_with_the_pages_numbers():
     assert 'id="live-online-softmax" hidden' in page
     assert 'value="0.5 -inf 2.25 1.0"' in page and 'value="1.0 2.0 3.0 -4.5"' in page
     assert 'id="live-online-block" inputmode="numeric" autocomplete="off" value="3"' in page
-    assert "mountOnlineSoftmax" in page
+    assert "module.mountOnlineSoftmax" in page and "online_softmax_page" in _loaded(page)
 
 
 @pytest.mark.parametrize(
@@ -181,3 +185,56 @@ def test_the_online_softmax_stepper_starts_with_the_pages_numbers():
 def test_the_online_softmax_stepper_refuses_what_its_boxes_could_not_hold(args, error, says):
     with pytest.raises(error, match=says):
         live.online_softmax_stepper(*args)
+
+
+def _heads():
+    from attention_measured.models.cloze_head import Head
+
+    return {
+        name: Head(query).init(seed)
+        for seed, (name, query) in enumerate(live.TYPED_QUERIES.items())
+    }
+
+
+def test_the_typed_sentence_carries_the_three_heads_in_single_precision():
+    from attention_measured.tasks import cloze
+
+    heads = _heads()
+    page = live.typed_sentence(heads, "All human beings are born free").data
+    assert 'id="live-typed-sentence" hidden' in page
+    start = _data(page, "start")
+    assert start["vocabulary"] == cloze.VOCAB and start["longest"] == cloze.MAX_LEN
+    assert start["sentence"] == "All human beings are born free"
+    for name, params in heads.items():
+        carried = np.frombuffer(base64.b64decode(start["heads"][name]), dtype="<f4")
+        rounded = live.single_precision(params)
+        assert np.array_equal(carried, np.concatenate([v.ravel() for v in rounded.values()]))
+        for key, value in params.items():  # single precision: within 6e-8 of each number
+            np.testing.assert_allclose(rounded[key], value, rtol=6e-8, atol=0)
+    assert list(_loaded(page)) == ["core", "cloze_head", "colours", "cloze_page"]
+
+
+@pytest.mark.parametrize(
+    "change, error, says",
+    [
+        (lambda h: {"token": h["token"]}, TypeError, "heads must map"),
+        (lambda h: h | {"blank": h["position"]}, ValueError, "heads\\['blank'\\] must be a 'mask'"),
+    ],
+)
+def test_the_typed_sentence_refuses_heads_it_cannot_carry(change, error, says):
+    with pytest.raises(error, match=says):
+        live.typed_sentence(change(_heads()), "all human beings")
+
+
+@pytest.mark.parametrize(
+    "sentence, error, says",
+    [
+        ("all human pizza", ValueError, "not in the vocabulary: 'pizza'"),
+        ("free", ValueError, "at least two tokens"),
+        (" ".join(["the"] * 20), ValueError, "at most 19 words"),
+        (["all", "human"], TypeError, "sentence must be a string"),
+    ],
+)
+def test_the_typed_sentence_refuses_a_first_sentence_its_box_would_refuse(sentence, error, says):
+    with pytest.raises(error, match=says):
+        live.typed_sentence(_heads(), sentence)

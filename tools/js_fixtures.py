@@ -25,6 +25,11 @@ tests/js/lesson.test.mjs reads the files:
                 200 random cases (1 to 16 keys, values of 1 to 3 numbers, masked keys, rows with
                 every key masked, blocks of 1 to m + 1 keys), each block's running state from
                 attention.online_softmax and the plain softmax times the values
+- cloze.json    Part II's heads reading typed sentences (tests/js/cloze_head.test.mjs): the
+                three heads of chapters/udhr/04 (seed 0; token, blank and position query) as the
+                page carries them (book.live.typed_sentence's data, single precision), their
+                weights and probabilities on the 16 corpus sentences and 20 random ones of 2 to
+                19 words, and tokenize and the vocabulary check on chosen texts
 - drop.json     the drop-a-step explorer in the page (tests/js/lesson_page.test.mjs): the lesson's
                 two runs' parameters as the page gets them (book.live.drop_explorer's data), and
                 for each of the 180 held-out examples and each of its 12 steps, drop_report's
@@ -52,9 +57,13 @@ import numpy as np  # noqa: E402
 
 from attention_measured.book import live, marked_step_explorers  # noqa: E402
 from attention_measured.core import attention, losses, rng  # noqa: E402
-from attention_measured.experiments import marked_step_runs  # noqa: E402
+from attention_measured.experiments import cloze_runs, marked_step_runs  # noqa: E402
 from attention_measured.measures import markers, removal  # noqa: E402
-from attention_measured.tasks import marked_step  # noqa: E402
+from attention_measured.models import cloze_head  # noqa: E402
+from attention_measured.tasks import (
+    cloze,  # noqa: E402
+    marked_step,  # noqa: E402
+)
 
 SEEDS = range(10_000, 10_200)  # not among the book's (see the docstring)
 FIRST_DRAWS = 8
@@ -330,6 +339,52 @@ def online_softmax_fixture() -> dict:
     return {"cases": cases}
 
 
+TEXTS = [
+    "All human beings are born free and equal in dignity and rights.",
+    "  EVERYONE has the RIGHT to life, liberty -- and security of person!  ",
+    "Everyone has the right to a nationality, and to freedom of thought.",
+    "Everyone has the right to pizza and to sleep",
+    "naïve résumé: l'homme, o'clock; 42 rights",
+    "free",
+    "",
+    "the the the the the the the the the the the the the the the the the the the the",
+]
+
+
+def cloze_fixture() -> dict:
+    heads = {
+        name: cloze_runs.train(0, query=query).params for name, query in live.TYPED_QUERIES.items()
+    }
+    page = live.typed_sentence(heads, " ".join(cloze.DISPLAY)).data
+    start = page.index('data-start="') + len('data-start="')
+    carried = json.loads(html.unescape(page[start : page.index('"', start)]))
+    draw = np.random.default_rng(531)
+    sentences = [list(t) for t in cloze.SENTENCES]
+    for _ in range(20):
+        length = int(draw.integers(2, cloze.MAX_LEN + 1))
+        sentences.append([cloze.VOCAB[i] for i in draw.integers(0, len(cloze.VOCAB), length)])
+    cases = {}
+    for name, params in heads.items():
+        rounded = live.single_precision(params)
+        cases[name] = [
+            {
+                "tokens": tokens,
+                "ids": cloze.encode(tokens),
+                "weights": floats(cloze_head.attention_weights(rounded, tokens)),
+                "probs": floats(cloze_head.predict(rounded, tokens)),
+            }
+            for tokens in sentences
+        ]
+
+    def check(text):
+        try:
+            return {"text": text, "tokens": cloze.tokenize(text), "ids": cloze.encode(text)}
+        except ValueError as error:
+            return {"text": text, "tokens": cloze.tokenize(text), "error": str(error)}
+
+    return {"page": carried, "cases": cases, "texts": [check(t) for t in TEXTS]}
+
+
 def drop_fixture() -> dict:
     """Every held-out example with every step dropped, as the library's explorer reports and
     describes it, and the two runs' parameters read back from the page's own data."""
@@ -379,6 +434,7 @@ def main(outdir: str) -> None:
         "forward.json": write(folder, "forward.json", forward_fixture(train_set, heldout)),
         "self_attention.json": write(folder, "self_attention.json", self_attention_fixture()),
         "drop.json": write(folder, "drop.json", drop_fixture()),
+        "cloze.json": write(folder, "cloze.json", cloze_fixture()),
         "online_softmax.json": write(folder, "online_softmax.json", online_softmax_fixture()),
     }
     meta = {

@@ -929,7 +929,7 @@ def test_typed_scores_a_masked_key_and_another_block_step_as_the_library_does(ta
         for box, text, says in [
             ("#live-online-scores", "1 2 x", "“x” is not a number"),
             ("#live-online-values", "1 2", "5 scores and 2 values"),
-            ("#live-online-block", "9", "from 1 to 5"),
+            ("#live-online-block", "17", "from 1 to 16"),
         ]:
             page.fill(box, text)
             assert says in page.inner_text(f"{LIVE_ONLINE} .live-status"), text
@@ -944,10 +944,112 @@ def test_typed_scores_a_masked_key_and_another_block_step_as_the_library_does(ta
         assert not errors
 
 
+# Part II's heads reading a typed sentence, on the page of what the memory remembers
+LIVE_TYPED_PAGE = "chapters/udhr/04-what-it-remembers.html"
+LIVE_TYPED = "#live-typed-sentence"
+READ = "([root, shown]) => document.querySelector(root).dataset.shown === shown"
+
+
+def _carried_heads(page) -> dict:
+    """The heads the page carries (its data-start), as the library's Params."""
+    import base64
+    import json
+
+    import numpy as np
+
+    from attention_measured.book import live
+    from attention_measured.core.params import Params
+    from attention_measured.models.cloze_head import NAMES, WIDTH
+
+    start = json.loads(page.get_attribute(LIVE_TYPED, "data-start"))
+    V, d = len(start["vocabulary"]), WIDTH
+    shapes = {"E": (V, d), "W_Q": (d, d), "W_K": (d, d), "W_V": (d, d), "W_O": (d, V)}
+    extra = {
+        "token": {},
+        "blank": {"mask_embedding": (d,)},
+        "position": {"positions": (start["longest"], d)},
+    }
+    heads = {}
+    for name, text in start["heads"].items():
+        flat = np.frombuffer(base64.b64decode(text), dtype="<f4").astype(float)
+        params, at = {}, 0
+        for array, shape in ({k: shapes[k] for k in NAMES} | extra[name]).items():
+            size = int(np.prod(shape))
+            params[array] = flat[at : at + size].reshape(shape)
+            at += size
+        heads[name] = Params(params)
+        assert live.TYPED_QUERIES[name] in ("token", "mask", "position")
+    return heads
+
+
+@pytest.mark.parametrize("query", ["token", "blank", "position"])
+def test_a_typed_sentence_is_read_by_each_head_as_the_library_reads_it(tab, server, query):
+    import numpy as np
+
+    from attention_measured.models import cloze_head
+    from attention_measured.tasks import cloze
+
+    sentence = "Everyone has the right to life, liberty and security of person."
+    tokens = cloze.tokenize(sentence)
+    with open_page(tab, server, LIVE_TYPED_PAGE) as (page, outside, errors):
+        page.wait_for_selector(LIVE_TYPED, state="visible", timeout=10_000)
+        page.fill("#live-sentence", sentence)
+        page.check(f"{LIVE_TYPED} input[value={query}]")
+        page.wait_for_function(READ, arg=[LIVE_TYPED, f"{query}: {' '.join(tokens)}"])
+        params = _carried_heads(page)[query]
+        probs = cloze_head.predict(params, tokens)
+        weights = cloze_head.attention_weights(params, tokens)
+        predicted = [cloze.VOCAB[i] for i in probs.argmax(axis=1)]
+        summary = page.inner_text(f"{LIVE_TYPED} .live-description")
+        right = sum(p == t for p, t in zip(predicted, tokens))
+        assert summary == f"{query} query: {right} of {len(tokens)} words predicted right"
+        rows = page.eval_on_selector_all(
+            f"{LIVE_TYPED} tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert rows == [
+            [
+                token,
+                predicted[i],
+                f"{probs[i, cloze.TOKEN_ID[token]]:.3f}",
+                tokens[int(weights[i].argmax())],
+            ]
+            for i, token in enumerate(tokens)
+        ]
+        # each cell's weight, as the hover shows it
+        shown = page.eval_on_selector_all(
+            f"{LIVE_TYPED} svg rect", "rs => rs.map(r => Number(r.dataset.weight))"
+        )
+        np.testing.assert_allclose(np.reshape(shown, weights.shape), weights, atol=1e-12)
+        assert not errors and not outside
+
+
+def test_a_sentence_the_heads_cannot_read_gets_a_message_naming_why(tab, server):
+    with open_page(tab, server, LIVE_TYPED_PAGE) as (page, outside, errors):
+        page.wait_for_selector(LIVE_TYPED, state="visible", timeout=10_000)
+        before = page.inner_text(f"{LIVE_TYPED} .live-description")
+        for text, says in [
+            ("Everyone has the right to pizza and to sleep", "“pizza”, “sleep”"),
+            ("free", "at least two words"),
+            ("", "at least two words"),
+            (" ".join(["the"] * 20), "20 words are too many"),
+        ]:
+            page.fill("#live-sentence", text)
+            assert says in page.inner_text(f"{LIVE_TYPED} .live-status"), text
+            assert page.get_attribute("#live-sentence", "aria-invalid") is not None
+            assert page.inner_text(f"{LIVE_TYPED} .live-description") == before
+        assert not errors
+
+
+# every live frame added with the drop-a-step explorer, at both widths and from the book's files
+LIVE_FRAMES = [
+    (LIVE_DROP_PAGE, LIVE_DROP),
+    (LIVE_ONLINE_PAGE, LIVE_ONLINE),
+    (LIVE_TYPED_PAGE, LIVE_TYPED),
+]
+
+
 @pytest.mark.parametrize("width", [390, 1280])
-@pytest.mark.parametrize(
-    "page_name, root", [(LIVE_DROP_PAGE, LIVE_DROP), (LIVE_ONLINE_PAGE, LIVE_ONLINE)]
-)
+@pytest.mark.parametrize("page_name, root", LIVE_FRAMES)
 def test_the_new_live_frames_fit_the_column(tab, server, width, page_name, root):
     with open_page(tab, server, page_name, width=width) as (page, outside, errors):
         page.wait_for_selector(root, state="visible", timeout=10_000)
@@ -957,9 +1059,7 @@ def test_the_new_live_frames_fit_the_column(tab, server, width, page_name, root)
         assert not errors and not outside
 
 
-@pytest.mark.parametrize(
-    "page_name, root", [(LIVE_DROP_PAGE, LIVE_DROP), (LIVE_ONLINE_PAGE, LIVE_ONLINE)]
-)
+@pytest.mark.parametrize("page_name, root", LIVE_FRAMES)
 def test_the_new_live_frames_compute_on_the_books_own_files(browser, page_name, root):
     page = browser.new_page()
     errors = []

@@ -11,6 +11,7 @@ import {
   MOST_KEYS,
   parseInputs,
   parseRow,
+  short,
 } from "../../lib/attention_measured/book/js/online_softmax_page.mjs";
 import { fixture } from "./fixtures.mjs";
 
@@ -70,17 +71,24 @@ test("the boxes take numbers and -inf, and say what is wrong with anything else"
     ["", /Type the values/],
     ["1 two", /“two” is not a number/],
     ["1 -inf", /“-inf” is not a number/],
-    ["1e999", /“1e999” is not a number/],
+    ["1e999", /1e999 is too large/],
+    ["1000001", /1000001 is too large/],
     [Array(MOST_KEYS + 1).fill("1").join(" "), /17 are too many/],
   ]) {
     const result = parseRow(text, "values");
     assert.ok(result instanceof Error, text);
     assert.match(result.message, says);
   }
-  assert.match(parseInputs("1 2", "1", "1").message, /2 scores and 1 values/);
-  assert.match(parseInputs("1 2", "1 2", "3").message, /block is a whole number of keys from 1 to 2/);
-  assert.match(parseInputs("1 2", "1 2", "0").message, /from 1 to 2/);
+  assert.deepEqual(parseRow("-1000000 1000000", "values"), [-1e6, 1e6]);
+  const counts = parseInputs("1 2", "1", "1");
+  assert.match(counts.message, /2 scores and 1 values/);
+  assert.equal(counts.box, "values"); // the box the page marks as wrong
+  assert.equal(parseInputs("1 x", "1 2", "1").box, "scores");
+  assert.match(parseInputs("1 2", "1 2", "17").message, /block is a whole number of keys from 1 to 16/);
+  assert.equal(parseInputs("1 2", "1 2", "0").box, "block");
   assert.deepEqual(parseInputs("1 2", "3 4", " 2 "), { scores: [1, 2], values: [3, 4], block: 2 });
+  // a block longer than the row reads every key at once, as the library's online_softmax does
+  assert.deepEqual(parseInputs("1 2", "3 4", "9"), { scores: [1, 2], values: [3, 4], block: 9 });
 });
 
 test("the result says the online output equals the softmax at once, or that all is masked", () => {
@@ -90,5 +98,17 @@ test("the result says the online output equals the softmax at once, or that all 
   const [online, atOnce] = [...text.matchAll(/(\d\.\d{4})/g)].map((m) => m[1]);
   assert.equal(online, atOnce);
   const none = [-Infinity, -Infinity];
-  assert.match(describeResult(none, [1, 2], online_softmax(none, [1, 2], 1, 1)), /Every key is masked/);
+  assert.match(describeResult(none, [1, 2], online_softmax(none, [1, 2], 1, 1)),
+    /Every key is masked.*output 0.*nan/s);
+  assert.match(describeResult([2], [5], online_softmax([2], [5], 1, 1)),
+    /the one score at once.*\(exactly equal\)/s);
+});
+
+test("a key's cell shows its number in at most seven characters", () => {
+  const cases = [[0.23, "0.23"], [-0.734, "−0.734"], [12345.6789, "1.2e4"], [1e-4, "1.0e−4"],
+    [-1e6, "−1.0e6"], [0, "0"], [-Infinity, "−∞"], [999.4, "999"], [-1.25e-5, "−1.3e−5"]];
+  for (const [x, text] of cases) {
+    assert.equal(short(x), text);
+    assert.ok(short(x).length <= 7, text);
+  }
 });

@@ -23,8 +23,8 @@ import {
   LARGEST,
   parseEntry,
   RANGE,
-  shade,
 } from "../../lib/attention_measured/book/js/worked_example_page.mjs";
+import { shade } from "../../lib/attention_measured/book/js/colours.mjs";
 import { fixture } from "./fixtures.mjs";
 
 const TOLERANCE = 1e-12;

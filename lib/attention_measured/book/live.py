@@ -2,11 +2,14 @@
 JavaScript (the ``js`` folder beside this module), run by the browser with no server and nothing
 loaded from outside the page.
 
-A page opened from its own files (``file://``) may not import another file as a module, so each
-module is handed to the page as a ``data:`` URL, its imports of sibling modules rewritten to
-theirs (:func:`module_url`).  Where JavaScript is off, the explorer stays hidden and the static
-twin of the same explorer (:mod:`.widgets`) is what the reader sees.  The Node tests in
-``tests/js`` hold each JavaScript model equal to the library's.
+A page opened from its own files (``file://``) may not import another file as a module, so
+the explorer's script carries the source of each module it needs, once, and imports them from
+``blob:`` URLs it makes in the page, each module's imports of its siblings pointed at theirs
+(:func:`module_sources`, :func:`run_module`).  (``data:`` URLs, which this replaced, nest: a
+module imported through another was base64-encoded twice, and a page carried three times its
+code.)  Where JavaScript is off, the explorer stays hidden and the static twin of the same
+explorer (:mod:`.widgets`) is what the reader sees.  The Node tests in ``tests/js`` hold each
+JavaScript model equal to the library's.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ _SIBLING = re.compile(r'from "\./([a-z_]+)\.mjs"')
 
 
 @functools.cache
-def module_url(name: str) -> str:
-    """The package's JavaScript module ``name`` (``"lesson"`` for ``js/lesson.mjs``) as a
-    ``data:`` URL that a page opened from its own files can import."""
+def module_sources(name: str) -> dict[str, str]:
+    """The package's JavaScript module ``name`` (``"lesson"`` for ``js/lesson.mjs``) and every
+    sibling it imports, directly or through others: {name: source}, each module after those it
+    imports (the order in which a page can load them)."""
     if not isinstance(name, str) or not re.fullmatch(r"[a-z_]+", name):
         raise ValueError(f"name must be a module of the js folder, like 'lesson', got {name!r}")
     path = FOLDER / f"{name}.mjs"
@@ -42,8 +46,39 @@ def module_url(name: str) -> str:
     source = path.read_text()
     if f'from "./{name}.mjs"' in source:
         raise ValueError(f"js/{name}.mjs imports itself")
-    source = _SIBLING.sub(lambda m: f'from "{module_url(m.group(1))}"', source)
-    return "data:text/javascript;base64," + base64.b64encode(source.encode()).decode()
+    ordered: dict[str, str] = {}
+    for sibling in _SIBLING.findall(source):
+        for dependency, text in module_sources(sibling).items():
+            if dependency == name:
+                raise ValueError(f"js/{name}.mjs imports itself through js/{sibling}.mjs")
+            ordered.setdefault(dependency, text)
+    ordered[name] = source
+    return ordered
+
+
+_LOADER = """<script>
+(function () {{
+  // the modules of this explorer, each after those it imports: made blob: URLs in that order,
+  // each module's imports of its siblings pointed at theirs (book/live.py)
+  const sources = {sources};
+  const urls = {{}};
+  for (const [name, source] of Object.entries(sources)) {{
+    const text = source.replace(/from "\\.\\/([a-z_]+)\\.mjs"/g, (_, m) => `from "${{urls[m]}}"`);
+    urls[name] = URL.createObjectURL(new Blob([text], {{ type: "text/javascript" }}));
+  }}
+  import(urls[{entry}]).then((module) => {{
+    {call}
+  }});
+}})();
+</script>"""
+
+
+def run_module(name: str, call: str) -> str:
+    """A script that loads the package's JavaScript module ``name`` with what it imports
+    (:func:`module_sources`) and then runs ``call``, JavaScript in which ``module`` is the
+    loaded module's namespace."""
+    sources = json.dumps(module_sources(name)).replace("</", "<\\/")  # never ends the script
+    return _LOADER.format(sources=sources, entry=json.dumps(name), call=call)
 
 
 def seed_explorer(hundred_seeds, hundred_weights):
@@ -80,11 +115,12 @@ def seed_explorer(hundred_seeds, hundred_weights):
 <p style="font-size: 0.9em">The lesson's random stream has 2<sup>32</sup> states, so there are
 at most that many different networks: seeds past it repeat earlier ones.</p>
 </div>
-<script type="module">
-import {{ mountSeedExplorer }} from "{module_url("lesson_page")}";
-const root = document.getElementById("live-change-the-seed");
-mountSeedExplorer(root, JSON.parse(root.dataset.hundred));
-</script>"""
+"""
+        + run_module(
+            "lesson_page",
+            'const root = document.getElementById("live-change-the-seed");\n'
+            "    module.mountSeedExplorer(root, JSON.parse(root.dataset.hundred));",
+        )
     )
 
 
@@ -124,13 +160,15 @@ def drop_explorer(runs):
  aria-label="For the chosen held-out example, run 1's and run 2's weights over its 12 steps
  before and after the chosen step is dropped; clicking a step drops it."></svg>
 <pre class="live-description" style="white-space: pre-wrap"></pre>
-<p style="font-size: 0.9em">Click a step's bars to drop that step instead.</p>
+<p style="font-size: 0.9em">A bar's height is the step's weight; the marked step is shaded
+pink, the dropped step crossed (✕). Click any step's column to drop that step instead.</p>
 </div>
-<script type="module">
-import {{ mountDropExplorer }} from "{module_url("lesson_page")}";
-const root = document.getElementById("live-drop-a-step");
-mountDropExplorer(root, JSON.parse(root.dataset.runs));
-</script>"""
+"""
+        + run_module(
+            "lesson_page",
+            'const root = document.getElementById("live-drop-a-step");\n'
+            "    module.mountDropExplorer(root, JSON.parse(root.dataset.runs));",
+        )
     )
 
 
@@ -185,14 +223,110 @@ def online_softmax_stepper(scores, values, block: int):
 #live-online-softmax .live-description:empty {{ display: none }}
 </style>
 <table class="live-online-table" style="font-size: 0.85em">
-<thead><tr><th>keys</th><th>m</th><th>rescale</th><th>l</th><th>o</th><th>o / l</th></tr>
-</thead><tbody></tbody></table>
+<thead><tr><th>keys</th><th><i>m</i></th><th>rescale</th><th><i>l</i></th><th><i>o</i></th>
+<th><i>o</i> / <i>l</i></th></tr></thead><tbody></tbody></table>
+<p style="font-size: 0.85em">Keys read are blue, the block just read orange, the rest grey.
+<i>m</i>: the largest score so far; rescale: e<sup><i>m</i> before − <i>m</i></sup>, what the
+block multiplied the sums so far by; <i>l</i> and <i>o</i>: the sums of e<sup>score − <i>m</i>
+</sup> and of e<sup>score − <i>m</i></sup> × value over the keys read.</p>
 <pre class="live-description" style="white-space: pre-wrap"></pre>
 </div>
-<script type="module">
-import {{ mountOnlineSoftmax }} from "{module_url("online_softmax_page")}";
-mountOnlineSoftmax(document.getElementById("live-online-softmax"));
-</script>"""
+"""
+        + run_module(
+            "online_softmax_page",
+            'module.mountOnlineSoftmax(document.getElementById("live-online-softmax"));',
+        )
+    )
+
+
+TYPED_QUERIES = {"token": "token", "blank": "mask", "position": "position"}  # page: library
+TYPED_EXTRA = {"token": (), "mask": ("mask_embedding",), "position": ("positions",)}
+
+
+def single_precision(params):
+    """The head's parameters as the typed-sentence explorer carries them (Part II): each number
+    rounded to single precision (float32, about 7 digits), half the bytes of the library's, so
+    that the page keeps within its budget; returned as float64 Params, which the library's head
+    reads as it reads its own.  The Node tests hold the page equal to the library on these."""
+    from ..core.params import Params
+    from ..models import cloze_head
+
+    kind = cloze_head.query_kind(params)  # checks the names
+    names = (*cloze_head.NAMES, *TYPED_EXTRA[kind])
+    return Params({n: np.asarray(params[n], dtype=np.float32).astype(float) for n in names})
+
+
+def typed_sentence(heads: dict, sentence: str):
+    """Part II's heads read a sentence the reader types, in the page (``js/cloze_page.mjs``): a
+    box starting at ``sentence``, a choice of query (``heads``: {"token", "blank", "position"}
+    to each trained head's Params, carried in single precision, :func:`single_precision`), the
+    weights as a heat map whose cells give their numbers on hover, and each token's prediction.
+    Words outside the vocabulary, too few or too many are refused with a message."""
+    from IPython.display import HTML
+
+    from ..models import cloze_head
+    from ..tasks import cloze
+
+    if not isinstance(heads, dict) or sorted(heads) != sorted(TYPED_QUERIES):
+        raise TypeError(f"heads must map {sorted(TYPED_QUERIES)} to trained heads' Params")
+    carried = {}
+    for name, params in heads.items():
+        kind = cloze_head.query_kind(params)
+        if kind != TYPED_QUERIES[name]:
+            want = TYPED_QUERIES[name]
+            raise ValueError(f"heads[{name!r}] must be a {want!r} head, got {kind!r}")
+        rounded = single_precision(params)
+        flat = np.concatenate([rounded[k].ravel() for k in rounded]).astype("<f4")
+        carried[name] = base64.b64encode(flat.tobytes()).decode()
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
+    if len(cloze.encode(sentence)) > cloze.MAX_LEN:  # encode names any unknown word
+        raise ValueError(f"sentence must have at most {cloze.MAX_LEN} words, as the page's box")
+    data = {
+        "heads": carried,
+        "vocabulary": cloze.VOCAB,
+        "longest": cloze.MAX_LEN,
+        "sentence": sentence,
+    }
+    escaped = html.escape(json.dumps(data))
+    words = html.escape(" ".join(cloze.VOCAB))
+    return HTML(
+        f"""<div class="live-explorer" id="live-typed-sentence" hidden data-start="{escaped}"
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>Your own sentence, read by the heads in your browser</strong></p>
+<form class="live-form">
+<label for="live-sentence">a sentence of the head's words</label>
+<input id="live-sentence" autocomplete="off" spellcheck="false" style="width: 100%">
+<fieldset style="border: 0; padding: 0; margin: 0.3rem 0">
+<legend style="font-size: 0.9em">query</legend>
+<label><input type="radio" name="live-query" value="token" checked> token</label>
+<label><input type="radio" name="live-query" value="blank"> blank</label>
+<label><input type="radio" name="live-query" value="position"> position</label>
+</fieldset>
+</form>
+<details style="font-size: 0.85em"><summary>the {len(cloze.VOCAB)} words the heads know</summary>
+<p>{words}</p></details>
+<p class="live-status" role="status" aria-live="polite"></p>
+<svg width="100%" style="max-width: 34rem" role="img" aria-label="The attention weights of the
+ typed sentence as a heat map, query words as rows and key words as columns; each cell gives its
+ weight on hover."></svg>
+<p class="live-description"></p>
+<style>
+#live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.5em; text-align: left }}
+#live-typed-sentence td:nth-child(3) {{ text-align: right; font-variant-numeric: tabular-nums }}
+</style>
+<table style="font-size: 0.85em"><caption style="caption-side: top; text-align: left">each word,
+what the head predicts there (in bold where it is wrong), the probability it gives the word
+itself, and the key it weighs most</caption>
+<thead><tr><th>word</th><th>predicted</th><th>p(word)</th><th>heaviest key</th></tr></thead>
+<tbody></tbody></table>
+</div>
+"""
+        + run_module(
+            "cloze_page",
+            'const root = document.getElementById("live-typed-sentence");\n'
+            "    module.mountTypedSentence(root, JSON.parse(root.dataset.start));",
+        )
     )
 
 
@@ -241,9 +375,10 @@ def worked_example(tokens, X, W_Q, W_K, W_V):
  style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
 <p><strong>The worked example, editable</strong></p>
 </div>
-<script type="module">
-import {{ mountWorkedExample }} from "{module_url("worked_example_page")}";
-const root = document.getElementById("live-worked-example");
-mountWorkedExample(root, JSON.parse(root.dataset.start));
-</script>"""
+"""
+        + run_module(
+            "worked_example_page",
+            'const root = document.getElementById("live-worked-example");\n'
+            "    module.mountWorkedExample(root, JSON.parse(root.dataset.start));",
+        )
     )

@@ -76,6 +76,10 @@ function barPanel(svg, top, series, marker, title, largest, dropped = null) {
     stroke: COLOURS.ink }));
   for (let step = 0; step < STEPS; step++) {
     const group = element("g", { "data-step": step });
+    if (dropped !== null) { // the whole column, its number included, drops its step when clicked
+      group.append(element("rect", { x: left + step * slot, y: top, width: slot,
+        height: height + 16, fill: "transparent", style: "cursor: pointer" }));
+    }
     series.forEach(([values, colour], k) => {
       const h = (Math.min(values[step], largest) / largest) * height;
       const fill = series.length === 1 && step === marker ? COLOURS.marker : colour;
@@ -88,10 +92,12 @@ function barPanel(svg, top, series, marker, title, largest, dropped = null) {
     svg.append(group);
     svg.append(element("text", { x: left + step * slot + slot / 2, y: top + height + 13,
       "font-size": 10, "text-anchor": "middle", "font-weight": step === marker ? "bold" : "normal",
-      fill: step === marker ? COLOURS.marker : COLOURS.ink }, String(step)));
+      fill: step === marker ? COLOURS.marker : COLOURS.ink, "pointer-events": "none" },
+    String(step)));
     if (step === dropped) {
       svg.append(element("text", { x: left + step * slot + slot / 2, y: top + height - 3,
-        "font-size": 13, "font-weight": "bold", "text-anchor": "middle", fill: COLOURS.ink }, "✕"));
+        "font-size": 13, "font-weight": "bold", "text-anchor": "middle", fill: COLOURS.ink,
+        "pointer-events": "none" }, "✕"));
     }
   }
   for (const [y, label] of [[top + 4, largest.toFixed(1)], [top + height + 3, "0"]]) {
@@ -250,8 +256,8 @@ function drawDrop(svg, report, step) {
     ], report.marker, `run ${run + 1}: p = ${p.toFixed(3)} → ${after.toFixed(3)}`, 1, step);
   }
   const legend = element("text", { x: 34, y: 248, "font-size": 11, fill: COLOURS.ink });
-  for (const [name, colour] of [["before, run 1  ", COLOURS.runs[0]],
-    ["run 2  ", COLOURS.runs[1]], [`step ${step} dropped`, COLOURS.after]]) {
+  for (const [name, colour] of [["run 1 before  ", COLOURS.runs[0]],
+    ["run 2 before  ", COLOURS.runs[1]], [`after dropping step ${step}`, COLOURS.after]]) {
     legend.append(element("tspan", { fill: colour }, "■ "), element("tspan", {}, name));
   }
   svg.append(legend);

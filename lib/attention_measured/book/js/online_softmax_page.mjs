@@ -7,7 +7,9 @@
 // library's, and the browser tests step the built page.
 import { online_softmax, softmax } from "./core.mjs";
 
-export const MOST_KEYS = 16; // keys the boxes take: a row of cells that fits a phone
+export const MOST_KEYS = 16; // keys the boxes take: two rows of cells that fit a phone
+export const LARGEST = 1e6; // the largest score or value, in size: exp and the sums stay finite
+const PER_ROW = 8; // keys drawn in one row
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
 
@@ -15,18 +17,21 @@ const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
  * Error saying what is wrong. With `masked`, "-inf" (a masked key) is a number too. */
 export function parseRow(text, what, masked = false) {
   const tokens = String(text).replaceAll("−", "-").split(/[\s,]+/).filter((t) => t !== "");
-  const rule = `${what}: 1 to ${MOST_KEYS} numbers, separated by spaces` +
-    (masked ? ", with -inf for a masked key" : "");
-  if (tokens.length === 0) return new Error(`Type the ${rule}.`);
-  if (tokens.length > MOST_KEYS) return new Error(`${tokens.length} are too many ${rule}.`);
+  const rule = `${what}: 1 to ${MOST_KEYS} numbers from −1000000 to 1000000, separated by ` +
+    `spaces${masked ? ", with -inf for a masked key" : ""}`;
+  const wrong = (message) => Object.assign(new Error(message), { box: what });
+  if (tokens.length === 0) return wrong(`Type the ${rule}.`);
+  if (tokens.length > MOST_KEYS) return wrong(`${tokens.length} are too many ${rule}.`);
   const row = [];
   for (const token of tokens) {
     if (masked && /^-(inf|infinity|∞)$/i.test(token)) {
       row.push(-Infinity);
-    } else if (NUMBER.test(token) && Number.isFinite(Number(token))) {
-      row.push(Number(token));
+    } else if (!NUMBER.test(token)) {
+      return wrong(`“${token.slice(0, 20)}” is not a number. The ${rule}.`);
+    } else if (!(Math.abs(Number(token)) <= LARGEST)) {
+      return wrong(`${token.slice(0, 20)} is too large. The ${rule}.`);
     } else {
-      return new Error(`“${token.slice(0, 20)}” is not a number. The ${rule}.`);
+      row.push(Number(token));
     }
   }
   return row;
@@ -39,13 +44,14 @@ export function parseInputs(scoresText, valuesText, blockText) {
   const values = parseRow(valuesText, "values");
   if (values instanceof Error) return values;
   if (values.length !== scores.length) {
-    return new Error(`There are ${scores.length} scores and ${values.length} values: ` +
-      "type one value per score.");
+    return Object.assign(new Error(`There are ${scores.length} scores and ${values.length} ` +
+      "values: type one value per score."), { box: "values" });
   }
   const trimmed = String(blockText).trim();
   const block = Number(trimmed);
-  if (!/^\d+$/.test(trimmed) || block < 1 || block > scores.length) {
-    return new Error(`The block is a whole number of keys from 1 to ${scores.length}.`);
+  if (!/^\d+$/.test(trimmed) || block < 1 || block > MOST_KEYS) {
+    return Object.assign(new Error(`The block is a whole number of keys from 1 to ${MOST_KEYS} ` +
+      "(a block as long as the row, or longer, reads every key at once)."), { box: "block" });
   }
   return { scores, values, block };
 }
@@ -60,13 +66,16 @@ export function describeResult(scores, values, steps) {
   const weights = softmax(Float64Array.from(scores), scores.length, allowed);
   const atOnce = weights.reduce((sum, w, j) => sum + w * values[j], 0);
   if (last.total === 0) {
-    return "Every key is masked: no block raised the maximum above −∞, l stayed 0, and the " +
-      "output is 0, as the softmax of all the scores at once gives.";
+    return "Every key is masked: no block raised the maximum above −∞ and l stayed 0. The " +
+      "book gives such a query the output 0, in the online softmax as in the softmax at " +
+      "once (plain numpy would give nan, from 0 / 0).";
   }
   const online = last.acc[0] / last.total;
+  const gap = Math.abs(online - atOnce);
+  const all = scores.length === 1 ? "the one score" : `all ${scores.length} scores`;
   return `After ${steps.length} block${steps.length > 1 ? "s" : ""}: o / l = ${fixed(online)}.\n` +
-    `The softmax of all ${scores.length} scores at once, times the values: ${fixed(atOnce)}\n` +
-    `(they differ by ${Math.abs(online - atOnce).toExponential(1)}, rounding only).`;
+    `The softmax of ${all} at once, times the values: ${fixed(atOnce)}\n` +
+    (gap === 0 ? "(exactly equal)." : `(they differ by ${gap.toExponential(1)}, rounding only).`);
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -79,29 +88,38 @@ function element(name, attributes = {}, text = null) {
   return node;
 }
 
-/** The keys as a row of cells, score above value: read blocks in blue, the block just read in
- * orange, the rest grey. */
+/** A score or value in a cell of at most seven characters. */
+export function short(x) {
+  if (x === -Infinity) return "−∞";
+  const text = x !== 0 && (Math.abs(x) >= 1000 || Math.abs(x) < 0.01) ?
+    x.toExponential(1).replace("e+", "e") : String(Number(x.toPrecision(3)));
+  return text.replaceAll("-", "−");
+}
+
+/** The keys in rows of eight cells, score above value: read blocks in blue, the block just read
+ * in orange, the rest grey. */
 function drawKeys(svg, scores, values, steps, shown) {
   svg.replaceChildren();
-  const m = scores.length, width = 312 / Math.max(m, 12), readTo = shown ? steps[shown - 1].stop : 0;
-  const justRead = shown ? steps[shown - 1].start : 0;
-  svg.setAttribute("viewBox", `0 0 ${m * width + 40} 60`);
-  svg.append(element("text", { x: 0, y: 24, "font-size": 10, fill: COLOURS.ink }, "score"));
-  svg.append(element("text", { x: 0, y: 48, "font-size": 10, fill: COLOURS.ink }, "value"));
+  const m = scores.length, width = 39, rows = Math.ceil(m / PER_ROW), height = 50;
+  const readTo = shown ? steps[shown - 1].stop : 0, justRead = shown ? steps[shown - 1].start : 0;
+  svg.setAttribute("viewBox", `0 0 ${40 + PER_ROW * width} ${rows * height + 6}`);
+  for (let row = 0; row < rows; row++) {
+    const y = row * height + 10;
+    svg.append(element("text", { x: 0, y: y + 14, "font-size": 10, fill: COLOURS.ink }, "score"));
+    svg.append(element("text", { x: 0, y: y + 34, "font-size": 10, fill: COLOURS.ink }, "value"));
+    svg.append(element("text", { x: 40, y: y - 2, "font-size": 8, fill: COLOURS.ink },
+      `key ${row * PER_ROW}`));
+  }
   scores.forEach((score, j) => {
     const fill = j >= readTo ? COLOURS.unread : j >= justRead ? COLOURS.now : COLOURS.read;
-    const x = 40 + j * width;
-    svg.append(element("rect", { x, y: 10, width: width - 2, height: 44, rx: 3, fill,
+    const x = 40 + (j % PER_ROW) * width, y = Math.floor(j / PER_ROW) * height + 10;
+    svg.append(element("rect", { x, y, width: width - 2, height: 40, rx: 3, fill,
       "fill-opacity": j >= readTo ? 1 : 0.3 }));
-    for (const [y, number] of [[24, score], [48, values[j]]]) {
-      const label = number === -Infinity ? "−∞" : String(Number(number.toPrecision(3)));
-      svg.append(element("text", { x: x + width / 2 - 1, y, "font-size": width < 24 ? 8 : 10,
-        "text-anchor": "middle", fill: COLOURS.ink }, label));
+    for (const [dy, number] of [[14, score], [34, values[j]]]) {
+      svg.append(element("text", { x: x + width / 2 - 1, y: y + dy, "font-size": 10,
+        "text-anchor": "middle", fill: COLOURS.ink }, short(number)));
     }
   });
-  if (m > 0) {
-    svg.append(element("text", { x: 40, y: 7, "font-size": 8, fill: COLOURS.ink }, "key 0"));
-  }
 }
 
 /** The running state after each block read so far, one row per block. */
@@ -146,7 +164,10 @@ export function mountOnlineSoftmax(root) {
   const read = () => {
     const typed = parseInputs(scoresBox.value, valuesBox.value, blockBox.value);
     const wrong = typed instanceof Error;
-    for (const box of [scoresBox, valuesBox, blockBox]) box.toggleAttribute("aria-invalid", wrong);
+    const boxes = { scores: scoresBox, values: valuesBox, block: blockBox };
+    for (const [name, box] of Object.entries(boxes)) {
+      box.toggleAttribute("aria-invalid", wrong && typed.box === name);
+    }
     if (wrong) {
       status.textContent = typed.message;
       svg.style.opacity = table.style.opacity = text.style.opacity = "0.4";

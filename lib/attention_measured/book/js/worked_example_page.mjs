@@ -4,6 +4,7 @@
 // once.  A bad entry is outlined and told of on one message line under the inputs, whose
 // place is kept so that nothing moves while the reader types; the last good result stays,
 // dimmed.
+import { shade } from "./colours.mjs";
 import { causal_mask, empty_rows, self_attention } from "./self_attention.mjs";
 
 export const LARGEST = 1e6; // the largest entry in size; its scores stay finite (below 1e27)
@@ -12,7 +13,6 @@ export const RANGE = `entries: numbers from −${LARGEST.toLocaleString("en-US")
   `${LARGEST.toLocaleString("en-US")}`;
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 const NOT_FINITE = /^[+-]?(inf|infinity|nan)$/i;
-const SHADE = [0, 114, 178]; // the book's blue (plots.py), a weight of 1
 const MASKED = "–"; // a score the mask removes
 
 /** The text of one box as a Number, or an Error whose message says what is wrong with it (the
@@ -34,17 +34,6 @@ export function parseEntry(text) {
 export function formatNumber(x, digits) {
   const text = Math.abs(x) >= 1e5 ? x.toPrecision(4) : x.toFixed(digits);
   return /^-[0.]+$/.test(text) ? text.slice(1) : text;
-}
-
-/** The background of a weight's cell, white at 0 to the book's blue at 1, and black or white
- * text, whichever contrasts more (at least 4.5 to 1 everywhere). */
-export function shade(weight) {
-  const rgb = SHADE.map((c) => Math.round(255 + (c - 255) * Math.min(Math.max(weight, 0), 1)));
-  const linear = rgb.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 :
-    ((c / 255 + 0.055) / 1.055) ** 2.4));
-  const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
-  const dark = (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05);
-  return { background: `rgb(${rgb.join(", ")})`, color: dark ? "#000000" : "#ffffff" };
 }
 
 function make(name, attributes = {}, text = null) {

@@ -1,0 +1,124 @@
+// Part II's heads read a sentence the reader types (chapters/udhr/04-what-it-remembers, Explore):
+// the page carries the three trained heads (token, blank and position query) in single
+// precision, cloze_head.mjs reads the sentence with the chosen one, and the page draws the
+// weights as a heat map (each cell's number on hover) and prints each word's prediction.  The
+// static twins above it show the corpus's sentences; tests/js/cloze_head.test.mjs holds the
+// numbers to the library's, and the browser tests type into the built page.
+import { NAMES, WIDTH, encode, forward, fromBase64 } from "./cloze_head.mjs";
+import { argmax } from "./core.mjs";
+import { shade } from "./colours.mjs";
+
+const EXTRA = { token: [], blank: ["mask_embedding"], position: ["positions"] };
+
+/** The heads the page carries, {token, blank, position}, each as cloze_head.forward takes it. */
+export function unpackHeads(carried, vocabulary, longest) {
+  const V = vocabulary.length, d = WIDTH;
+  const sizes = { E: V * d, W_Q: d * d, W_K: d * d, W_V: d * d, W_O: d * V,
+    mask_embedding: d, positions: longest * d };
+  const heads = {};
+  for (const [name, text] of Object.entries(carried)) {
+    const flat = fromBase64(text);
+    const params = {};
+    let at = 0;
+    for (const array of [...NAMES, ...EXTRA[name]]) {
+      params[array] = flat.subarray(at, at + sizes[array]);
+      at += sizes[array];
+    }
+    if (at !== flat.length) throw new RangeError(`the ${name} head holds ${flat.length} numbers`);
+    heads[name] = params;
+  }
+  return heads;
+}
+
+/** What the page prints under the heat map: a summary line, and for each word its prediction,
+ * the probability of the word itself and its heaviest key: {summary, rows: [[word, predicted,
+ * p(word) in three decimals, heaviest key], ...]}. */
+export function describeReading(tokens, weights, probs, vocabulary, query) {
+  const n = tokens.length, V = vocabulary.length;
+  const rows = tokens.map((token, i) => [token, vocabulary[argmax(probs, i * V, V)],
+    probs[i * V + vocabulary.indexOf(token)].toFixed(3), tokens[argmax(weights, i * n, n)]]);
+  const right = rows.filter(([word, predicted]) => word === predicted).length;
+  return { summary: `${query} query: ${right} of ${n} words predicted right`, rows };
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function element(name, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** The weights as a heat map: query words down the side, key words along the top, each cell's
+ * weight in its title (shown on hover); the diagonal, where a word would read itself, hatched. */
+function drawHeatMap(svg, tokens, weights) {
+  svg.replaceChildren();
+  const n = tokens.length, left = 96, top = 84, cell = Math.min(22, 300 / n);
+  // room on the right for the last key's slanted name
+  svg.setAttribute("viewBox", `0 0 ${left + n * cell + 48} ${top + n * cell + 4}`);
+  const size = Math.min(11, cell * 0.6);
+  tokens.forEach((token, i) => {
+    svg.append(element("text", { x: left - 4, y: top + i * cell + cell * 0.7, "font-size": size,
+      "text-anchor": "end" }, token));
+    svg.append(element("text", { x: 0, y: 0, "font-size": size,
+      transform: `translate(${left + i * cell + cell * 0.65}, ${top - 4}) rotate(-60)` }, token));
+  });
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      const w = weights[i * n + j];
+      const rect = element("rect", { x: left + j * cell, y: top + i * cell, width: cell,
+        height: cell, fill: i === j ? "#eeeeee" : shade(w).background, stroke: "#ffffff",
+        "stroke-width": 0.5, "data-weight": w });
+      rect.append(element("title", {}, i === j ? `“${tokens[i]}” may not read itself` :
+        `“${tokens[i]}” reads “${tokens[j]}” with weight ${w.toFixed(3)}`));
+      svg.append(rect);
+    }
+  }
+}
+
+/** Wire the explorer inside ``root``: the sentence box, the query's radio buttons, the status
+ * line, the heat map and the description. ``start`` is {heads, vocabulary, longest, sentence}
+ * (book.live.typed_sentence). Shows ``root``. */
+export function mountTypedSentence(root, start) {
+  const { vocabulary, longest } = start;
+  const heads = unpackHeads(start.heads, vocabulary, longest);
+  const box = root.querySelector("#live-sentence");
+  const status = root.querySelector(".live-status");
+  const svg = root.querySelector("svg");
+  const text = root.querySelector(".live-description");
+  const table = root.querySelector("table");
+  box.value = start.sentence;
+  const read = () => {
+    const query = root.querySelector("input[name=live-query]:checked").value;
+    const ids = encode(box.value, vocabulary, longest);
+    box.toggleAttribute("aria-invalid", ids instanceof Error);
+    if (ids instanceof Error) {
+      status.textContent = ids.message;
+      svg.style.opacity = text.style.opacity = table.style.opacity = "0.4"; // no longer the box's
+      return;
+    }
+    svg.style.opacity = text.style.opacity = table.style.opacity = "";
+    const tokens = ids.map((t) => vocabulary[t]);
+    const { weights, probs } = forward(heads[query], ids);
+    drawHeatMap(svg, tokens, weights);
+    const { summary, rows } = describeReading(tokens, weights, probs, vocabulary, query);
+    text.textContent = summary;
+    table.tBodies[0].replaceChildren();
+    for (const cells of rows) {
+      const row = table.tBodies[0].insertRow();
+      for (const cell of cells) row.insertCell().textContent = cell;
+      if (cells[0] !== cells[1]) row.style.fontWeight = "bold"; // a word predicted wrong
+    }
+    status.textContent = `${tokens.length} words read by the ${query} query's head in this page` +
+      " (hover a cell for its weight)";
+    root.dataset.shown = `${query}: ${tokens.join(" ")}`;
+  };
+  root.querySelector("form").addEventListener("submit", (event) => event.preventDefault());
+  box.addEventListener("input", read);
+  for (const radio of root.querySelectorAll("input[name=live-query]")) {
+    radio.addEventListener("change", read);
+  }
+  root.hidden = false;
+  read();
+}
