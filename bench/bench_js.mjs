@@ -1,8 +1,11 @@
 // How long Part I's network takes to train in JavaScript (lib/attention_measured/book/js), the
-// page's seed explorer's work: `node bench/bench_js.mjs`.  Times train(seed) for the hundred
+// page's seed explorer's work, and how long the other live explorers take to answer a change:
+// `node bench/bench_js.mjs`.  Times train(seed) for the hundred
 // init seeds of the lesson's sweep, after a warm-up, and prints the median and the best beside
 // the issue's target.  It reports; it never fails.
-import { DATA_SEED, seed_report, train } from "../lib/attention_measured/book/js/lesson.mjs";
+import { forward as readSentence, WIDTH } from "../lib/attention_measured/book/js/cloze_head.mjs";
+import { DATA_SEED, init, seed_report, train } from "../lib/attention_measured/book/js/lesson.mjs";
+import { dropReport } from "../lib/attention_measured/book/js/lesson_page.mjs";
 
 const TARGET_MS = 100; // "Part I's network trains in the page in under 100 ms"
 const SEEDS = Array.from({ length: 100 }, (_, i) => DATA_SEED + 1 + i); // the sweep's hundred
@@ -27,3 +30,29 @@ console.log(
 );
 const [m, best] = [median(reported).toFixed(1), reported[0].toFixed(1)];
 console.log(`  seed_report(seed)  median ${m} ms, best ${best} ms   (training and the measures)`);
+
+// The other explorers' work on each change the reader makes: a drop (two forward passes), and a
+// typed sentence of 19 words read by the position query's head (random weights of the head's
+// sizes: the time does not depend on their values).
+
+function medianOf(work, times = 200) {
+  const out = [];
+  for (let i = 0; i < times; i++) {
+    const start = performance.now();
+    work(i);
+    out.push(performance.now() - start);
+  }
+  return out.sort((a, b) => a - b)[Math.floor(times / 2)];
+}
+
+const runs = [init(DATA_SEED + 1), init(DATA_SEED + 2)];
+dropReport(runs, 0, 0); // warm-up, and the held-out sequences drawn once
+const drop = medianOf((i) => dropReport(runs, i % 180, i % 12));
+const [V, d] = [98, WIDTH];
+const random = (n) => Float64Array.from({ length: n }, (_, i) => Math.sin(i) * 0.1);
+const head = { E: random(V * d), W_Q: random(d * d), W_K: random(d * d), W_V: random(d * d),
+  W_O: random(d * V), positions: random(19 * d) };
+const ids = Array.from({ length: 19 }, (_, i) => (i * 7) % V);
+const read = medianOf(() => readSentence(head, ids));
+console.log(`  dropReport         median ${drop.toFixed(2)} ms   (one drop, both runs)`);
+console.log(`  a typed sentence   median ${read.toFixed(2)} ms   (19 words, one head)`);
