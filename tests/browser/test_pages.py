@@ -1002,7 +1002,7 @@ def test_a_typed_sentence_is_read_by_each_head_as_the_library_reads_it(tab, serv
         predicted = [cloze.VOCAB[i] for i in probs.argmax(axis=1)]
         summary = page.inner_text(f"{LIVE_TYPED} .live-description")
         right = sum(p == t for p, t in zip(predicted, tokens))
-        assert summary == f"{query} query: {right} of {len(tokens)} words predicted right"
+        assert summary == f"{query} query: {right} of {len(tokens)} tokens predicted correctly"
         rows = page.eval_on_selector_all(
             f"{LIVE_TYPED} tbody tr", "rs => rs.map(r => [...r.cells].map(c => c.textContent))"
         )
@@ -1011,7 +1011,7 @@ def test_a_typed_sentence_is_read_by_each_head_as_the_library_reads_it(tab, serv
                 token,
                 predicted[i],
                 f"{probs[i, cloze.TOKEN_ID[token]]:.3f}",
-                tokens[int(weights[i].argmax())],
+                f"{tokens[int(weights[i].argmax())]} ({weights[i].max():.2f})",
             ]
             for i, token in enumerate(tokens)
         ]

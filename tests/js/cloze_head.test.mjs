@@ -67,8 +67,11 @@ test("the description names each word's prediction and counts the right ones", (
   const weights = [0, 1, 1, 0];
   const probs = [0.1, 0.2, 0.7, 0.1, 0.1, 0.8];
   const { summary, rows } = describeReading(tokens, weights, probs, vocabulary, "token");
-  assert.equal(summary, "token query: 1 of 2 words predicted right");
-  assert.deepEqual(rows, [["all", "free", "0.100", "free"], ["free", "free", "0.800", "all"]]);
+  assert.equal(summary, "token query: 1 of 2 tokens predicted correctly");
+  assert.deepEqual(rows, [
+    ["all", "free", "0.100", "free (1.00)"],
+    ["free", "free", "0.800", "all (1.00)"],
+  ]);
 });
 
 test("forward refuses ids it cannot read, naming them", () => {
@@ -78,4 +81,6 @@ test("forward refuses ids it cannot read, naming them", () => {
   assert.throws(() => forward(heads.token, [3, 98]), /ids must be two or more token ids from 0 to 97/);
   assert.throws(() => forward(heads.position, Array(20).fill(3)), /knows 19 positions/);
   assert.throws(() => forward(null, [1, 2]), /params must be/);
+  const long = encode(`a ${"b".repeat(300)}`, page.vocabulary, page.longest);
+  assert.match(long.message, /“b{20}…”/); // a long unknown word is cut in the message
 });

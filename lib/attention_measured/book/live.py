@@ -295,7 +295,8 @@ def typed_sentence(heads: dict, sentence: str):
  style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
 <p><strong>Your own sentence, read by the heads in your browser</strong></p>
 <form class="live-form">
-<label for="live-sentence">a sentence of the head's words</label>
+<label for="live-sentence">a sentence of the heads' words (letters only: any other character
+separates two words)</label>
 <input id="live-sentence" autocomplete="off" spellcheck="false" style="width: 100%">
 <fieldset style="border: 0; padding: 0; margin: 0.3rem 0">
 <legend style="font-size: 0.9em">query</legend>
@@ -306,18 +307,22 @@ def typed_sentence(heads: dict, sentence: str):
 </form>
 <details style="font-size: 0.85em"><summary>the {len(cloze.VOCAB)} words the heads know</summary>
 <p>{words}</p></details>
-<p class="live-status" role="status" aria-live="polite"></p>
+<p class="live-status" role="status" aria-live="polite" style="overflow-wrap: anywhere"></p>
 <svg width="100%" style="max-width: 34rem" role="img" aria-label="The attention weights of the
  typed sentence as a heat map, query words as rows and key words as columns; each cell gives its
  weight on hover."></svg>
+<p style="font-size: 0.85em">Rows: the query, the word attending; columns: the key, the word
+attended to. White is a weight of 0, the darkest blue 1; hover a cell for its number. The grey
+diagonal is where a word would read itself, which the heads never do. The sixteen sentences of
+the corpus are the heads' training sentences: recalling them is memory.</p>
 <p class="live-description"></p>
 <style>
-#live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.5em; text-align: left }}
+#live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.3em; text-align: left }}
 #live-typed-sentence td:nth-child(3) {{ text-align: right; font-variant-numeric: tabular-nums }}
 </style>
-<table style="font-size: 0.85em"><caption style="caption-side: top; text-align: left">each word,
-what the head predicts there (in bold where it is wrong), the probability it gives the word
-itself, and the key it weighs most</caption>
+<table style="font-size: 0.8em; margin-left: 0"><caption style="caption-side: top;
+ text-align: left">each word, what the head predicts there (in bold where it is wrong), the
+probability it gives the word itself, and the key it weighs most, with that weight</caption>
 <thead><tr><th>word</th><th>predicted</th><th>p(word)</th><th>heaviest key</th></tr></thead>
 <tbody></tbody></table>
 </div>

@@ -28,7 +28,8 @@ export function encode(text, vocabulary, longest) {
   const tokens = tokenize(text);
   const unknown = [...new Set(tokens.filter((t) => !vocabulary.includes(t)))];
   if (unknown.length) {
-    const words = unknown.slice(0, 8).map((w) => `“${w}”`).join(", ");
+    const cut = (w) => (w.length > 20 ? `${w.slice(0, 20)}…` : w);
+    const words = unknown.slice(0, 8).map((w) => `“${cut(w)}”`).join(", ");
     const more = unknown.length > 8 ? ` and ${unknown.length - 8} more` : "";
     return new Error(`Not in the head's vocabulary: ${words}${more}. It knows only the ` +
       `${vocabulary.length} words of its sixteen sentences (listed below the box).`);

@@ -31,14 +31,18 @@ export function unpackHeads(carried, vocabulary, longest) {
 }
 
 /** What the page prints under the heat map: a summary line, and for each word its prediction,
- * the probability of the word itself and its heaviest key: {summary, rows: [[word, predicted,
- * p(word) in three decimals, heaviest key], ...]}. */
+ * the probability of the word itself and its heaviest key with its weight: {summary, rows:
+ * [[word, predicted, p(word) in three decimals, "key (weight in two decimals)"], ...]}. */
 export function describeReading(tokens, weights, probs, vocabulary, query) {
   const n = tokens.length, V = vocabulary.length;
-  const rows = tokens.map((token, i) => [token, vocabulary[argmax(probs, i * V, V)],
-    probs[i * V + vocabulary.indexOf(token)].toFixed(3), tokens[argmax(weights, i * n, n)]]);
+  const rows = tokens.map((token, i) => {
+    const heaviest = argmax(weights, i * n, n);
+    return [token, vocabulary[argmax(probs, i * V, V)],
+      probs[i * V + vocabulary.indexOf(token)].toFixed(3),
+      `${tokens[heaviest]} (${weights[i * n + heaviest].toFixed(2)})`];
+  });
   const right = rows.filter(([word, predicted]) => word === predicted).length;
-  return { summary: `${query} query: ${right} of ${n} words predicted right`, rows };
+  return { summary: `${query} query: ${right} of ${n} tokens predicted correctly`, rows };
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -54,10 +58,10 @@ function element(name, attributes = {}, text = null) {
  * weight in its title (shown on hover); the diagonal, where a word would read itself, hatched. */
 function drawHeatMap(svg, tokens, weights) {
   svg.replaceChildren();
-  const n = tokens.length, left = 96, top = 84, cell = Math.min(22, 300 / n);
+  const n = tokens.length, left = 84, top = 74, cell = Math.min(24, 300 / n);
   // room on the right for the last key's slanted name
-  svg.setAttribute("viewBox", `0 0 ${left + n * cell + 48} ${top + n * cell + 4}`);
-  const size = Math.min(11, cell * 0.6);
+  svg.setAttribute("viewBox", `0 0 ${left + n * cell + 30} ${top + n * cell + 4}`);
+  const size = Math.min(11, cell * 0.7);
   tokens.forEach((token, i) => {
     svg.append(element("text", { x: left - 4, y: top + i * cell + cell * 0.7, "font-size": size,
       "text-anchor": "end" }, token));
@@ -93,6 +97,7 @@ export function mountTypedSentence(root, start) {
     const query = root.querySelector("input[name=live-query]:checked").value;
     const ids = encode(box.value, vocabulary, longest);
     box.toggleAttribute("aria-invalid", ids instanceof Error);
+    status.style.color = ids instanceof Error ? "#b00020" : ""; // a message, not a result
     if (ids instanceof Error) {
       status.textContent = ids.message;
       svg.style.opacity = text.style.opacity = table.style.opacity = "0.4"; // no longer the box's
@@ -110,8 +115,7 @@ export function mountTypedSentence(root, start) {
       for (const cell of cells) row.insertCell().textContent = cell;
       if (cells[0] !== cells[1]) row.style.fontWeight = "bold"; // a word predicted wrong
     }
-    status.textContent = `${tokens.length} words read by the ${query} query's head in this page` +
-      " (hover a cell for its weight)";
+    status.textContent = `${tokens.length} words read by the ${query} query's head in this page`;
     root.dataset.shown = `${query}: ${tokens.join(" ")}`;
   };
   root.querySelector("form").addEventListener("submit", (event) => event.preventDefault());

@@ -50,8 +50,8 @@ export function parseInputs(scoresText, valuesText, blockText) {
   const trimmed = String(blockText).trim();
   const block = Number(trimmed);
   if (!/^\d+$/.test(trimmed) || block < 1 || block > MOST_KEYS) {
-    return Object.assign(new Error(`The block is a whole number of keys from 1 to ${MOST_KEYS} ` +
-      "(a block as long as the row, or longer, reads every key at once)."), { box: "block" });
+    return Object.assign(new Error(`The block is a whole number of keys from 1 to ${MOST_KEYS}.`),
+      { box: "block" });
   }
   return { scores, values, block };
 }
