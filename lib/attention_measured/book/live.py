@@ -320,9 +320,10 @@ the corpus are the heads' training sentences: recalling them is memory.</p>
 #live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.3em; text-align: left }}
 #live-typed-sentence td:nth-child(3) {{ text-align: right; font-variant-numeric: tabular-nums }}
 </style>
-<table style="font-size: 0.8em; margin-left: 0"><caption style="caption-side: top;
- text-align: left">each word, what the head predicts there (in bold where it is wrong), the
-probability it gives the word itself, and the key it weighs most, with that weight</caption>
+<p style="font-size: 0.85em; margin-bottom: 0.2em">Each word, what the head predicts there (in
+bold where it is wrong), the probability it gives the word itself, and the key it weighs most,
+with that weight:</p>
+<table style="font-size: 0.8em; margin-left: 0">
 <thead><tr><th>word</th><th>predicted</th><th>p(word)</th><th>heaviest key</th></tr></thead>
 <tbody></tbody></table>
 </div>

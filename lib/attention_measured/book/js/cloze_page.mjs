@@ -97,7 +97,8 @@ export function mountTypedSentence(root, start) {
     const query = root.querySelector("input[name=live-query]:checked").value;
     const ids = encode(box.value, vocabulary, longest);
     box.toggleAttribute("aria-invalid", ids instanceof Error);
-    status.style.color = ids instanceof Error ? "#b00020" : ""; // a message, not a result
+    // a message in bold, not a result (bold reads in both colour themes, where a red may not)
+    status.style.fontWeight = ids instanceof Error ? "bold" : "";
     if (ids instanceof Error) {
       status.textContent = ids.message;
       svg.style.opacity = text.style.opacity = table.style.opacity = "0.4"; // no longer the box's
