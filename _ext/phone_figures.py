@@ -6,7 +6,11 @@ writes that drawing beside the figure in ``_images`` (``<name>-phone.png``, wher
 is the SHA-256 of the figure's PNG, as myst-nb names it) and wraps the page's ``<img>`` in a
 ``<picture>`` whose ``<source>`` a browser takes below :data:`NARROW`.  The ``<img>`` keeps
 both drawings' smallest text heights, in image pixels, as ``data-text-px`` and
-``data-phone-text-px``: the browser tests turn them into CSS pixels on the screen.
+``data-phone-text-px``: the browser tests turn them into CSS pixels on the screen.  A figure
+with heat maps also keeps where their cells are in each drawing, and their numbers, as
+``data-cells`` and ``data-phone-cells``, and such a page (only such a page) carries the script
+``cells.js`` beside this file, which shows a cell's number when the reader hovers over it or
+taps it.
 
 It runs before ``light_pages``, which re-encodes both drawings as WebP.
 """
@@ -14,10 +18,12 @@ It runs before ``light_pages``, which re-encodes both drawings as WebP.
 import base64
 import functools
 import hashlib
+import html
 import json
 import re
 from pathlib import Path
 
+CELLS_SCRIPT = (Path(__file__).parent / "cells.js").read_text(encoding="utf-8")
 NARROW = "(max-width: 700px)"  # the text column is then narrower than the column's figures
 IMAGE = re.compile(
     r'<img (?P<before>[^>]*?)src="(?P<path>(?:\.\./)*_images/)(?P<name>[0-9a-f]{64})\.png"'
@@ -52,8 +58,10 @@ def _serve(app, exception):
             if (images / f"{name}.png").exists():
                 (images / f"{name}-phone.png").write_bytes(base64.b64decode(meta["phone"]))
         page = Path(app.outdir) / f"{doc}.html"
-        text = page.read_text(encoding="utf-8")
-        page.write_text(IMAGE.sub(functools.partial(_picture, variants=variants), text), "utf-8")
+        text = IMAGE.sub(functools.partial(_picture, variants=variants), page.read_text("utf-8"))
+        if "data-cells=" in text:  # only a page with heat maps carries their script
+            text = text.replace("</body>", f"<script>\n{CELLS_SCRIPT}</script>\n</body>", 1)
+        page.write_text(text, "utf-8")
 
 
 def _picture(m: re.Match, variants: dict[str, dict]) -> str:
@@ -62,6 +70,10 @@ def _picture(m: re.Match, variants: dict[str, dict]) -> str:
     if meta is None:
         return m.group(0)
     sizes = f'data-text-px="{meta["text_px"]}" data-phone-text-px="{meta["phone_text_px"]}" '
+    if "cells" in meta:  # a figure with heat maps: their numbers, for cells.js
+        for name in ("cells", "phone_cells"):
+            attribute = name.replace("_", "-")
+            sizes += f'data-{attribute}="{html.escape(meta[name])}" '
     return (
         f'<picture><source media="{NARROW}" srcset="{m["path"]}{m["name"]}-phone.png" />'
         f'<img {m["before"]}{sizes}src="{m["path"]}{m["name"]}.png"{m["after"]}></picture>'

@@ -2,6 +2,7 @@
 
 import base64
 import io
+import json
 
 import matplotlib
 
@@ -329,3 +330,44 @@ def test_on_a_phone_slanted_words_that_meet_stand_upright():
         assert {t.get_rotation() for t in ax.get_xticklabels()} == {60}
     finally:
         plt.close(fig)
+
+
+def test_a_heat_maps_cells_are_found_in_both_drawings_where_their_colours_are():
+    """Each cell's centre, placed by the boxes of heatmap_cells, has its value's colour in the
+    PNG of the column and of the phone: the published page shows that number on hover."""
+    values = np.random.default_rng(0).random((5, 7))
+    with plots.style():
+        fig, axes = plots.figure(1, 2, height=3)
+        plots.heatmap(axes[0], values, list("abcde"), list("ABCDEFG"), "weights")
+        axes[1].plot([1, 2, 3])  # a second axes, without a heat map
+        column, meta = phone_figures.drawings(fig, bbox_inches="tight")
+    for name, png in (("cells", column), ("phone_cells", base64.b64decode(meta["phone"]))):
+        image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(float)
+        height, width = image.shape[:2]
+        (cells,) = json.loads(meta[name])
+        assert cells["rows"] == list("abcde") and cells["cols"] == list("ABCDEFG")
+        np.testing.assert_array_equal(cells["values"], np.round(values, 3))
+        left, top, w, h = cells["box"]
+        for i in range(5):
+            for j in range(7):
+                x = int((left + (j + 0.5) * w / 7) * width)
+                y = int((top + (i + 0.5) * h / 5) * height)
+                colour = np.array(matplotlib.colormaps["Blues"](values[i, j])[:3]) * 255
+                assert np.abs(image[y, x] - colour).max() <= 2, (name, i, j)
+        # just outside the box, left of the first column: the axes' frame or the page, not a cell
+        outside = image[int((top + h / 2) * height), int((left - 0.01) * width)]
+        assert (
+            np.abs(outside - np.array(matplotlib.colormaps["Blues"](values[2, 0])[:3]) * 255).max()
+            > 2
+        )
+
+
+def test_a_figure_without_heat_maps_carries_no_cells():
+    with plots.style():
+        fig, ax = plots.figure(height=2)
+        ax.plot([1, 2, 3])
+        _, meta = phone_figures.drawings(fig, bbox_inches="tight")
+    assert "cells" not in meta and "phone_cells" not in meta
+    assert phone_figures.heatmap_cells(fig) == []
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        phone_figures.heatmap_cells("figure")

@@ -1075,3 +1075,42 @@ def test_the_new_live_frames_compute_on_the_books_own_files(browser, page_name, 
         assert not errors
     finally:
         page.close()
+
+
+# every static heat map (plots.heatmap) shows a cell's number on hover (_ext/cells.js)
+HEATMAP_PAGES = [
+    "chapters/udhr/03-training.html",
+    "chapters/taxonomy/05-self-attention.html",
+    "chapters/language/02-induction-heads.html",
+    "chapters/seq2seq/03-alignments-and-input-feeding.html",
+]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", HEATMAP_PAGES)
+def test_hovering_a_heat_maps_cell_shows_its_number(tab, server, path, width):
+    import json
+
+    with open_page(tab, server, path, width=width) as (page, outside, errors):
+        img = page.locator("img[data-cells]").first
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
+        phone = "-phone." in img.evaluate("i => i.currentSrc")
+        assert phone == (width < 700), "the drawing served is the screen's"
+        cells = json.loads(img.get_attribute("data-phone-cells" if phone else "data-cells"))[0]
+        left, top, w, h = cells["box"]
+        n, m = len(cells["values"]), len(cells["values"][0])
+        box = img.bounding_box()
+        for i, j in [(0, 0), (n - 1, m - 1), (n // 2, m // 3)]:
+            x = box["x"] + (left + (j + 0.5) * w / m) * box["width"]
+            y = box["y"] + (top + (i + 0.5) * h / n) * box["height"]
+            page.mouse.move(x, y)
+            tip = page.locator(".am-cell-tip")
+            row = cells["rows"][i] or f"position {i}"
+            col = cells["cols"][j] or f"position {j}"
+            want = f"query {row} → key {col}: {cells['values'][i][j]:.3f}"
+            assert tip.inner_text() == want and tip.is_visible()
+        page.mouse.move(box["x"] + box["width"] * (left / 2), box["y"] + 2)  # off the cells
+        assert not page.locator(".am-cell-tip").is_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert not errors and not outside

@@ -22,10 +22,12 @@ import base64
 import contextlib
 import functools
 import io
+import json
 import textwrap
 import warnings
 from collections.abc import Callable
 
+import matplotlib
 import matplotlib.text
 import numpy as np
 from matplotlib.figure import Figure
@@ -393,7 +395,7 @@ def drawn_for_a_phone(fig: Figure, draw: Callable[[], Figure]) -> Figure:
     return fig
 
 
-def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, list]:
+def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, list, list]:
     import matplotlib.pyplot as plt
 
     phone = draw()
@@ -404,9 +406,46 @@ def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, li
         if width > PHONE_WIDTH + 1e-9:
             raise ValueError(f"a phone variant is {width} in wide: at most {PHONE_WIDTH}")
         png = _png(phone, **kwargs)
-        return png, smallest_text_px(phone, drawn=True), overlapping_texts(phone)
+        px, cells = smallest_text_px(phone, drawn=True), heatmap_cells(phone, **kwargs)
+        return png, px, overlapping_texts(phone), cells
     finally:
         plt.close(phone)
+
+
+def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
+    """Where each heat map of ``fig`` (drawn by :func:`.plots.heatmap`) lies in the PNG that
+    ``savefig(**kwargs)`` has just made of it, and its numbers: [{"box": [left, top, width,
+    height] as fractions of the image's width and height, "values": (n, m) rounded to 3
+    decimals, "rows": n labels, "cols": m labels}], in the order of the axes.  The published
+    page shows a cell's number when the reader hovers over it or taps it (_ext/cells.js)."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    renderer = fig.canvas.get_renderer()
+    if kwargs.get("bbox_inches") == "tight":  # the box savefig cropped the drawing to
+        pad = kwargs.get("pad_inches", matplotlib.rcParams["savefig.pad_inches"])
+        box = fig.get_tightbbox(renderer).padded(pad)
+    else:
+        box = fig.bbox_inches
+    found = []
+    for ax in fig.axes:
+        cells = getattr(ax, "attention_cells", None)
+        if cells is None or not ax.get_visible() or not ax.get_images():
+            continue
+        x0, y0, x1, y1 = ax.get_images()[0].get_window_extent(renderer).extents / fig.dpi
+        found.append(
+            {
+                "box": [
+                    float(round((x0 - box.x0) / box.width, 5)),
+                    float(round((box.y1 - y1) / box.height, 5)),
+                    float(round((x1 - x0) / box.width, 5)),
+                    float(round((y1 - y0) / box.height, 5)),
+                ],
+                "values": np.round(cells["values"], 3).tolist(),
+                "rows": list(cells["rows"]),
+                "cols": list(cells["cols"]),
+            }
+        )
+    return found
 
 
 def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
@@ -415,8 +454,9 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     The metadata holds ``phone`` (the variant's PNG, base64), ``text_px`` and
     ``phone_text_px`` (the smallest text of each, in image pixels), and ``overlaps`` and
     ``phone_overlaps`` (each drawing's texts that run together, :func:`overlapping_texts`; a
-    test over every page wants none).  ``kwargs`` go to ``savefig`` for both drawings, as
-    Jupyter's inline backend passes them.
+    test over every page wants none); for a figure with heat maps, ``cells`` and
+    ``phone_cells`` (:func:`heatmap_cells` of each drawing, as JSON text).  ``kwargs`` go to
+    ``savefig`` for both drawings, as Jupyter's inline backend passes them.
     """
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
@@ -425,10 +465,11 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
     # each measure of overlaps lays the figure out once more, without drawing a picture
     column = _png(fig, **kwargs)
     column_px = smallest_text_px(fig, drawn=True)
+    column_cells = heatmap_cells(fig, **kwargs)
     column_overlaps = overlapping_texts(fig)
     draw = getattr(fig, "_phone_variant", None)
     if draw is not None:
-        phone, phone_px, phone_overlaps = _own_variant(draw, **kwargs)
+        phone, phone_px, phone_overlaps, phone_cells = _own_variant(draw, **kwargs)
     else:
         # a layout that collapses on the way (narrowed too far, say) warns; what counts is
         # the drawing served, and the warnings are the phone's, not the page's
@@ -436,18 +477,27 @@ def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:
             warnings.simplefilter("always")
             phone, collapsed = _narrow_enough(fig, **kwargs)
             phone_px = smallest_text_px(fig, drawn=True)
+            phone_cells = heatmap_cells(fig, **kwargs)
             phone_overlaps = overlapping_texts(fig)
         if collapsed:
             # the layout gave up at a phone's width: serve the column's drawing, whose small
             # text the browser tests then report, rather than empty axes
             phone, phone_px, phone_overlaps = column, column_px, column_overlaps
-    return column, {
+            phone_cells = column_cells
+    meta = {
         "text_px": round(column_px, 2),
         "overlaps": [list(pair) for pair in column_overlaps],
         "phone": base64.b64encode(phone).decode("ascii"),
         "phone_text_px": round(phone_px, 2),
         "phone_overlaps": [list(pair) for pair in phone_overlaps],
     }
+    if column_cells:  # a figure with heat maps: where their cells are, in each drawing (as
+        # compact JSON text, one line of the notebook rather than one for every number)
+        meta |= {
+            name: json.dumps(cells, separators=(",", ":"))
+            for name, cells in (("cells", column_cells), ("phone_cells", phone_cells))
+        }
+    return column, meta
 
 
 @contextlib.contextmanager

@@ -217,9 +217,17 @@ def heatmap(
     colorbar: bool = True,
     vmax: float | None = 1.0,
 ) -> None:
-    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part IV)."""
+    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part IV).
+    On the published page, hovering a cell shows its number (:func:`.phone_figures.heatmap_cells`
+    says where the cells are)."""
     colorbar = checks.flag(colorbar, "colorbar")
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
+    # what a page's reader can read back by hovering a cell (phone_figures.heatmap_cells)
+    ax.attention_cells = {
+        "values": np.array(weights, dtype=float),
+        "rows": [str(label) for label in row_labels],
+        "cols": [str(label) for label in col_labels],
+    }
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=9)
     ax.set_yticks(range(len(row_labels)), row_labels, fontsize=9)
     ax.set_xlabel("key (attended to)")

@@ -1,0 +1,74 @@
+// Hovering over a cell of a heat map, or tapping it, shows its number (every page).
+//
+// A figure with heat maps (attention_measured.book.plots.heatmap) carries, on its <img>, where
+// their cells lie in each of its two drawings and their numbers (data-cells for the column's
+// drawing, data-phone-cells for the phone's; _ext/phone_figures.py): boxes as fractions of the
+// image, so that they hold at any size the image is shown.  Where JavaScript is off, the figure
+// is the same, without the numbers.
+(function () {
+  "use strict";
+  var parsed = new WeakMap(); // an image's cells, read once per drawing
+  var tip = null;
+
+  function cellsOf(img) {
+    var phone = /-phone\.[a-z]+$/.test(img.currentSrc || "");
+    var key = phone ? "phoneCells" : "cells";
+    var known = parsed.get(img);
+    if (!known || known.key !== key) {
+      known = { key: key, cells: JSON.parse(img.dataset[key] || "[]") };
+      parsed.set(img, known);
+    }
+    return known.cells;
+  }
+
+  // the heat map cell under the pointer: {label, value} or null
+  function cellAt(img, event) {
+    var r = img.getBoundingClientRect();
+    var x = (event.clientX - r.left) / r.width, y = (event.clientY - r.top) / r.height;
+    var maps = cellsOf(img);
+    for (var k = 0; k < maps.length; k++) {
+      var c = maps[k], b = c.box;
+      if (x < b[0] || x >= b[0] + b[2] || y < b[1] || y >= b[1] + b[3]) continue;
+      var n = c.values.length, m = c.values[0].length;
+      var i = Math.min(n - 1, Math.floor(((y - b[1]) / b[3]) * n));
+      var j = Math.min(m - 1, Math.floor(((x - b[0]) / b[2]) * m));
+      var row = c.rows[i] || "position " + i, col = c.cols[j] || "position " + j;
+      return { label: "query " + row + " → key " + col, value: c.values[i][j].toFixed(3) };
+    }
+    return null;
+  }
+
+  function show(event, cell) {
+    if (tip === null) {
+      tip = document.createElement("div");
+      tip.className = "am-cell-tip";
+      tip.setAttribute("role", "status");
+      tip.style.cssText = "position: absolute; z-index: 1000; pointer-events: none; " +
+        "background: #ffffff; color: #222222; border: 1px solid #9a9a9a; border-radius: 4px; " +
+        "padding: 1px 6px; font-size: 0.8rem; white-space: nowrap";
+      document.body.appendChild(tip);
+    }
+    if (cell === null) {
+      tip.hidden = true;
+      return;
+    }
+    tip.textContent = cell.label + ": " + cell.value;
+    tip.hidden = false;
+    // beside the pointer, on its left where the right would run off the screen
+    var right = event.pageX + 12 + tip.offsetWidth > window.scrollX + document.documentElement.clientWidth;
+    tip.style.left = (right ? event.pageX - 12 - tip.offsetWidth : event.pageX + 12) + "px";
+    tip.style.top = event.pageY + 12 + "px";
+  }
+
+  function handle(event) {
+    var img = event.target.closest ? event.target.closest("img[data-cells]") : null;
+    if (img === null) {
+      if (tip !== null) tip.hidden = true;
+      return;
+    }
+    show(event, cellAt(img, event));
+  }
+
+  document.addEventListener("mousemove", handle);
+  document.addEventListener("click", handle); // a tap, where there is no hover
+})();
