@@ -32,8 +32,10 @@
       var n = c.values.length, m = c.values[0].length;
       var i = Math.min(n - 1, Math.floor(((y - b[1]) / b[3]) * n));
       var j = Math.min(m - 1, Math.floor(((x - b[0]) / b[2]) * m));
-      var row = c.rows[i] || "position " + i, col = c.cols[j] || "position " + j;
-      return { label: "query " + row + " → key " + col, value: c.values[i][j].toFixed(3) };
+      // a row or column without a label of its own (ticks every few positions) by its number
+      var row = c.rows[i] || String(i), col = c.cols[j] || String(j);
+      var label = c.row_axis + " " + row + " → " + c.col_axis + " " + col;
+      return { label: label, value: c.values[i][j].toFixed(3) };
     }
     return null;
   }
@@ -45,7 +47,7 @@
       tip.setAttribute("role", "status");
       tip.style.cssText = "position: absolute; z-index: 1000; pointer-events: none; " +
         "background: #ffffff; color: #222222; border: 1px solid #9a9a9a; border-radius: 4px; " +
-        "padding: 1px 6px; font-size: 0.8rem; white-space: nowrap";
+        "padding: 1px 6px; font-size: 0.8rem; max-width: calc(100vw - 8px)";
       document.body.appendChild(tip);
     }
     if (cell === null) {
@@ -54,10 +56,14 @@
     }
     tip.textContent = cell.label + ": " + cell.value;
     tip.hidden = false;
-    // beside the pointer, on its left where the right would run off the screen
-    var right = event.pageX + 12 + tip.offsetWidth > window.scrollX + document.documentElement.clientWidth;
-    tip.style.left = (right ? event.pageX - 12 - tip.offsetWidth : event.pageX + 12) + "px";
-    tip.style.top = event.pageY + 12 + "px";
+    // beside the pointer, on its left where the right would run off the screen, and never
+    // past either edge (on a phone, a pointer in the middle may leave room on neither side)
+    var screen = document.documentElement.clientWidth, width = tip.offsetWidth;
+    var x = event.pageX + 12;
+    if (x + width > window.scrollX + screen - 4) x = event.pageX - 12 - width;
+    x = Math.max(window.scrollX + 4, Math.min(x, window.scrollX + screen - 4 - width));
+    tip.style.left = x + "px";
+    tip.style.top = event.pageY + 16 + "px";
   }
 
   function handle(event) {

@@ -346,6 +346,7 @@ def test_a_heat_maps_cells_are_found_in_both_drawings_where_their_colours_are():
         height, width = image.shape[:2]
         (cells,) = json.loads(meta[name])
         assert cells["rows"] == list("abcde") and cells["cols"] == list("ABCDEFG")
+        assert (cells["row_axis"], cells["col_axis"]) == ("query", "key")  # glosses dropped
         np.testing.assert_array_equal(cells["values"], np.round(values, 3))
         left, top, w, h = cells["box"]
         for i in range(5):

@@ -1106,10 +1106,15 @@ def test_hovering_a_heat_maps_cell_shows_its_number(tab, server, path, width):
             y = box["y"] + (top + (i + 0.5) * h / n) * box["height"]
             page.mouse.move(x, y)
             tip = page.locator(".am-cell-tip")
-            row = cells["rows"][i] or f"position {i}"
-            col = cells["cols"][j] or f"position {j}"
-            want = f"query {row} → key {col}: {cells['values'][i][j]:.3f}"
-            assert tip.inner_text() == want and tip.is_visible()
+            row = cells["rows"][i] or str(i)
+            col = cells["cols"][j] or str(j)
+            names = f"{cells['row_axis']} {row} → {cells['col_axis']} {col}"
+            assert tip.inner_text() == f"{names}: {cells['values'][i][j]:.3f}"
+            assert tip.is_visible()
+            edges = tip.evaluate(
+                "t => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]"
+            )
+            assert 0 <= edges[0] and edges[1] <= width, f"the number runs off the screen: {edges}"
         page.mouse.move(box["x"] + box["width"] * (left / 2), box["y"] + 2)  # off the cells
         assert not page.locator(".am-cell-tip").is_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= width

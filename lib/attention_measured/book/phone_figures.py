@@ -416,7 +416,8 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
     """Where each heat map of ``fig`` (drawn by :func:`.plots.heatmap`) lies in the PNG that
     ``savefig(**kwargs)`` has just made of it, and its numbers: [{"box": [left, top, width,
     height] as fractions of the image's width and height, "values": (n, m) rounded to 3
-    decimals, "rows": n labels, "cols": m labels}], in the order of the axes.  The published
+    decimals, "rows": n labels, "cols": m labels, "row_axis" and "col_axis": the axes' names
+    ("query", "key", or the page's own)}], in the order of the axes.  The published
     page shows a cell's number when the reader hovers over it or taps it (_ext/cells.js)."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
@@ -443,6 +444,9 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
                 "values": np.round(cells["values"], 3).tolist(),
                 "rows": list(cells["rows"]),
                 "cols": list(cells["cols"]),
+                # what the axes call a row and a column, without their glosses in brackets
+                "row_axis": ax.get_ylabel().split(" (")[0] or "query",
+                "col_axis": ax.get_xlabel().split(" (")[0] or "key",
             }
         )
     return found
