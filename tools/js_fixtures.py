@@ -339,6 +339,12 @@ def online_softmax_fixture() -> dict:
     return {"cases": cases}
 
 
+def _frame_data(page: str, name: str):
+    """The JSON a live frame's HTML carries in its data-``name`` attribute: what the page reads."""
+    start = page.index(f'data-{name}="') + len(f'data-{name}="')
+    return json.loads(html.unescape(page[start : page.index('"', start)]))
+
+
 TEXTS = [
     "All human beings are born free and equal in dignity and rights.",
     "  EVERYONE has the RIGHT to life, liberty -- and security of person!  ",
@@ -355,9 +361,7 @@ def cloze_fixture() -> dict:
     heads = {
         name: cloze_runs.train(0, query=query).params for name, query in live.TYPED_QUERIES.items()
     }
-    page = live.typed_sentence(heads, " ".join(cloze.DISPLAY)).data
-    start = page.index('data-start="') + len('data-start="')
-    carried = json.loads(html.unescape(page[start : page.index('"', start)]))
+    carried = _frame_data(live.typed_sentence(heads, " ".join(cloze.DISPLAY)).data, "start")
     draw = np.random.default_rng(531)
     sentences = [list(t) for t in cloze.SENTENCES]
     for _ in range(20):
@@ -388,9 +392,7 @@ def cloze_fixture() -> dict:
 def drop_fixture() -> dict:
     """Every held-out example with every step dropped, as the library's explorer reports and
     describes it, and the two runs' parameters read back from the page's own data."""
-    page = live.drop_explorer(marked_step_runs.two_runs()[1]).data
-    start = page.index('data-runs="') + len('data-runs="')
-    runs = json.loads(html.unescape(page[start : page.index('"', start)]))
+    runs = _frame_data(live.drop_explorer(marked_step_runs.two_runs()[1]).data, "runs")
     cases = []
     for example in range(marked_step_runs.EXAMPLES):
         for step in range(marked_step.STEPS):
