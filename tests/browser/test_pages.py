@@ -810,7 +810,7 @@ def test_the_worked_example_computes_on_the_books_own_files(browser):
 LIVE_DROP_PAGE = "chapters/lesson/04-weight-is-not-cause.html"
 LIVE_DROP = "#live-drop-a-step"
 # a live frame records what it shows last in data-shown
-SHOWN = "([root, shown]) => document.querySelector(root).dataset.shown === shown"
+FRAME_SHOWS = "([root, shown]) => document.querySelector(root).dataset.shown === shown"
 
 
 def _drop(page, example: str, step: str) -> None:
@@ -825,9 +825,9 @@ def test_dropping_a_typed_step_prints_what_the_library_prints(tab, server, examp
     from attention_measured.book import marked_step_explorers
 
     with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
-        page.wait_for_function(SHOWN, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_DROP, "0 11"], timeout=10_000)
         _drop(page, str(example), str(step))
-        page.wait_for_function(SHOWN, arg=[LIVE_DROP, f"{example} {step}"])
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_DROP, f"{example} {step}"])
         shown = page.inner_text(f"{LIVE_DROP} .live-description")
         assert shown == marked_step_explorers.describe_drop(example, step)
         assert page.locator(f"{LIVE_DROP} svg g[data-step]").count() == 2 * 12
@@ -838,9 +838,9 @@ def test_clicking_a_step_drops_it(tab, server):
     from attention_measured.book import marked_step_explorers
 
     with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
-        page.wait_for_function(SHOWN, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_DROP, "0 11"], timeout=10_000)
         page.locator(f'{LIVE_DROP} svg g[data-step="4"]').first.click()
-        page.wait_for_function(SHOWN, arg=[LIVE_DROP, "0 4"])
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_DROP, "0 4"])
         assert page.input_value(f"{LIVE_DROP} #live-step") == "4"
         shown = page.inner_text(f"{LIVE_DROP} .live-description")
         assert shown == marked_step_explorers.describe_drop(0, 4)
@@ -849,7 +849,7 @@ def test_clicking_a_step_drops_it(tab, server):
 
 def test_a_bad_example_or_step_gets_a_message_and_the_last_result_stays(tab, server):
     with open_page(tab, server, LIVE_DROP_PAGE) as (page, outside, errors):
-        page.wait_for_function(SHOWN, arg=[LIVE_DROP, "0 11"], timeout=10_000)
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_DROP, "0 11"], timeout=10_000)
         before = page.inner_text(f"{LIVE_DROP} .live-description")
         for example, step, says in [
             ("", "11", "Type a held-out example"),
@@ -885,14 +885,14 @@ def test_the_online_softmax_steps_through_the_pages_table(tab, server):
     from attention_measured.core import attention
 
     with open_page(tab, server, LIVE_ONLINE_PAGE) as (page, outside, errors):
-        page.wait_for_function(SHOWN, arg=[LIVE_ONLINE, "0"], timeout=10_000)
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_ONLINE, "0"], timeout=10_000)
         scores = [float(x) for x in page.input_value("#live-online-scores").split()]
         values = [float(x) for x in page.input_value("#live-online-values").split()]
         steps = attention.online_softmax(np.array(scores), np.array(values)[:, None], 4)
         fixed = lambda x: f"{x:.3f}".replace("-", "−")  # noqa: E731  (as the table shows it)
         for shown in (1, 2, 3):
             page.click(f'{LIVE_ONLINE} button[data-step="next"]')
-            page.wait_for_function(SHOWN, arg=[LIVE_ONLINE, str(shown)])
+            page.wait_for_function(FRAME_SHOWS, arg=[LIVE_ONLINE, str(shown)])
             s, before = steps[shown - 1], steps[shown - 2]
             rescale = "–" if shown == 1 else fixed(np.exp(before.top[0] - s.top[0]))
             ratio = s.acc[0] / s.total[0]
@@ -903,7 +903,7 @@ def test_the_online_softmax_steps_through_the_pages_table(tab, server):
         at_once = float(np.array(values) @ attention.softmax(np.array(scores)))
         assert f"o / l = {at_once:.4f}".replace("-", "−") in text
         page.click(f'{LIVE_ONLINE} button[data-step="back"]')
-        page.wait_for_function(SHOWN, arg=[LIVE_ONLINE, "2"])
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_ONLINE, "2"])
         assert len(_table(page)) == 2 and page.inner_text(f"{LIVE_ONLINE} .live-description") == ""
         assert not errors and not outside
 
@@ -914,12 +914,12 @@ def test_typed_scores_a_masked_key_and_another_block_step_as_the_library_does(ta
     from attention_measured.core import attention
 
     with open_page(tab, server, LIVE_ONLINE_PAGE) as (page, outside, errors):
-        page.wait_for_function(SHOWN, arg=[LIVE_ONLINE, "0"], timeout=10_000)
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_ONLINE, "0"], timeout=10_000)
         page.fill("#live-online-scores", "3 -inf 0.5 7 -2")
         page.fill("#live-online-values", "1 2 3 4 5")
         page.fill("#live-online-block", "2")
         page.click(f'{LIVE_ONLINE} button[data-step="all"]')
-        page.wait_for_function(SHOWN, arg=[LIVE_ONLINE, "3"])
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_ONLINE, "3"])
         scores = np.array([3, -np.inf, 0.5, 7, -2])
         steps = attention.online_softmax(scores, np.arange(1.0, 6.0)[:, None], 2)
         rows = _table(page)
@@ -994,7 +994,7 @@ def test_a_typed_sentence_is_read_by_each_head_as_the_library_reads_it(tab, serv
         page.wait_for_selector(LIVE_TYPED, state="visible", timeout=10_000)
         page.fill("#live-sentence", sentence)
         page.check(f"{LIVE_TYPED} input[value={query}]")
-        page.wait_for_function(SHOWN, arg=[LIVE_TYPED, f"{query}: {' '.join(tokens)}"])
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_TYPED, f"{query}: {' '.join(tokens)}"])
         params = _carried_heads(page)[query]
         probs = cloze_head.predict(params, tokens)
         weights = cloze_head.attention_weights(params, tokens)
