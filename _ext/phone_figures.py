@@ -59,8 +59,11 @@ def _serve(app, exception):
                 (images / f"{name}-phone.png").write_bytes(base64.b64decode(meta["phone"]))
         page = Path(app.outdir) / f"{doc}.html"
         text = IMAGE.sub(functools.partial(_picture, variants=variants), page.read_text("utf-8"))
-        if "data-cells=" in text:  # only a page with heat maps carries their script
-            text = text.replace("</body>", f"<script>\n{CELLS_SCRIPT}</script>\n</body>", 1)
+        # only a page with heat maps carries their script, once (an incremental build hands
+        # this a page it has already written when the page did not change)
+        if "data-cells=" in text and "<script data-cells-script>" not in text:
+            script = f"<script data-cells-script>\n{CELLS_SCRIPT}</script>\n</body>"
+            text = text.replace("</body>", script, 1)
         page.write_text(text, "utf-8")
 
 
