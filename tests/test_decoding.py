@@ -135,3 +135,31 @@ def test_translate_refuses_a_bad_beam_or_word_before_training(beam, source, erro
 
     with pytest.raises(error, match=message):
         translation_runs.translate("Transformer", 0, source, beam=beam)
+
+
+def test_translation_of_reads_any_translator_and_refuses_what_is_not_one():
+    from attention_measured.experiments import translation_runs
+
+    model = translation_runs.book_model("Bahdanau")
+    r = translation_runs.translation_of(model, model.init(3), "the dog sees a red bird", 2)
+    assert len(r["forced_words"]) == len(r["reference"]) + 1 == 7
+    assert r["weights"].shape == (7, 6) and r["forced"].shape == (7, 6)
+    score = translation_runs.translation_measures(r)
+    assert score["words"] == 6 and 0 <= score["on_truth"] <= score["still"] <= 6
+    with pytest.raises(TypeError, match="model must be one of the book's translators"):
+        translation_runs.translation_of("Bahdanau", model.init(3), "the dog sees a bird")
+    with pytest.raises(ValueError, match="beam"):
+        translation_runs.translation_of(model, model.init(3), "the dog sees a bird", 65)
+
+
+def test_translation_measures_needs_attention_weights_and_counts_until_the_first_wrong_word():
+    from attention_measured.experiments import translation_runs
+
+    assert translation_runs.still_right(("a", "b", "c"), ("a", "x", "c")) == 1
+    assert translation_runs.still_right(("a", "b"), ("a", "b", "c")) == 2
+    fixed = translation_runs.book_model("fixed context")
+    r = translation_runs.translation_of(fixed, fixed.init(0), "the dog sees a bird")
+    with pytest.raises(ValueError, match="no attention weights"):
+        translation_runs.translation_measures(r)
+    with pytest.raises(TypeError, match="translation_of's result"):
+        translation_runs.translation_measures({"output": ()})

@@ -278,7 +278,7 @@ def test_part_four_alignment_is_scored_only_where_it_means_something():
     r = translation_runs.translate("Bahdanau", 0, source)
     assert r["forced"].shape == (len(r["reference"]) + 1, len(source))
     text = translation_explorers.describe_alignment("Bahdanau", 20)
-    still = translation_explorers._still_right(r["output"], r["reference"])
+    still = translation_runs.still_right(r["output"], r["reference"])
     assert r["output"][:still] == r["reference"][:still]
     assert still == len(r["output"]) or r["output"][still] != r["reference"][still]
     assert f"of {still} while the output matches the reference" in text

@@ -90,7 +90,7 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
     ax.set_ylabel("output word")
     # the true alignment is ringed only while the output is the reference: after a mistake the
     # model translates its own words, not the reference's
-    still = _still_right(words, r["reference"])
+    still = translation_runs.still_right(words, r["reference"])
     truth = [(i, j) for i, j in enumerate(r["alignment"]) if i < min(len(weights), still)]
     ax.scatter(
         [j for _, j in truth],
@@ -103,13 +103,6 @@ def render_alignment(model: str, length: int = 12, seed: int = 0):
     return fig
 
 
-def _still_right(output, reference) -> int:
-    """How many output words come before the first that differs from the reference (or before
-    either ends)."""
-    wrong = [i for i, (a, b) in enumerate(zip(output, reference)) if a != b]
-    return wrong[0] if wrong else min(len(output), len(reference))
-
-
 def _attending(model: str) -> str:
     """``model`` if it is one of the models with attention, whose weights can be drawn."""
     if model == "fixed context":
@@ -119,25 +112,17 @@ def _attending(model: str) -> str:
 
 def describe_alignment(model: str, length: int = 12, seed: int = 0) -> str:
     r = translation_runs.translate(_attending(model), seed, test_sentence(length))
-    reference, output = r["reference"], r["output"]
-    right = sum(a == b for a, b in zip(output, reference))
-    alignment = np.array(r["alignment"])
-    # scored only while the output is still the reference: after a wrong word, the word the
-    # model is translating is no longer the one the reference aligns
-    still = _still_right(output, reference)
-    heaviest = r["weights"][:still].argmax(axis=1)
-    on_truth = int(np.sum(heaviest == alignment[:still]))
-    forced = int(np.sum(r["forced"][: len(reference)].argmax(axis=1) == alignment))
+    score = translation_runs.translation_measures(r)
     lines = [f"{model}, seed {seed}, test sentence of {length} words"]
-    for label, words in (("source", r["source"]), ("output", output), ("reference", reference)):
+    for label in ("source", "output", "reference"):
+        words = r[label]
         lines += textwrap.wrap(f"{label}: {' '.join(words)}", pages.WIDTH, subsequent_indent="  ")
-    n = len(reference)
-    lines.append(
-        f"exact: {'yes' if tuple(output) == tuple(reference) else 'no'}; {right} of {n} words right"
-    )
+    exact, n = "yes" if score["exact"] else "no", score["words"]
+    lines.append(f"exact: {exact}; {score['right']} of {n} words right")
     lines.append("heaviest weight on the word being translated:")
-    lines.append(f"  {on_truth} of {still} while the output matches the reference")
-    lines.append(f"  {forced} of {n} given the true previous words")
+    matched = f"{score['on_truth']} of {score['still']}"
+    lines.append(f"  {matched} while the output matches the reference")
+    lines.append(f"  {score['forced']} of {n} given the true previous words")
     return "\n".join(lines)
 
 

@@ -227,19 +227,33 @@ def length_curves(names=MODELS, seeds=SEEDS, beam: int | None = None) -> dict:
 @one_thread
 def translate(name: str, seed: int, source, beam: int = 1) -> dict:
     """One trained model's translation of one source sentence (words or a string), greedy
-    (``beam`` 1) or by beam search of width ``beam`` (:mod:`decoding`).
+    (``beam`` 1) or by beam search of width ``beam`` (:mod:`decoding`): :func:`translation_of`
+    with the model ``name`` trained from ``seed``."""
+    checks.choice(name, "name", MODELS)
+    checks.integer(beam, "beam", 1, decoding.MAX_BEAM)
+    translation.translate(source)  # an unknown word or a broken sentence is refused untrained
+    model, params, _ = run(name, seed)
+    return translation_of(model, params, source, beam)
+
+
+@one_thread
+def translation_of(model, params, source, beam: int = 1) -> dict:
+    """A translator's (``model``, ``params``) translation of one source sentence (words or a
+    string), greedy (``beam`` 1) or by beam search of width ``beam`` (Part III, decoding).
 
     Returns "source" and "output" words, the "reference" translation and its "alignment",
     the "log_prob", the model's log-probability of the output and its </s>, the "weights"
     (steps, source words) where each output word looked, and the "forced" weights (n + 1,
     source words) where each word of the reference and its </s> looked when the model was
-    given the true previous words (both None for the fixed context).  The output is read up to
-    its first </s>; decoding stops after the source length + 1 words.
+    given the true previous words, with the "forced_words" it then predicts (n + 1,) (the
+    weights None for the fixed context).  The output is read up to its first </s>; decoding
+    stops after the source length + 1 words.  The page's translator (``book/js``) computes the
+    same in the reader's browser.
     """
-    checks.choice(name, "name", MODELS)
-    beam = checks.integer(beam, "beam", 1)
+    if not hasattr(model, "greedy") or not hasattr(model, "forward"):
+        raise TypeError(f"model must be one of the book's translators, got {model!r}")
+    beam = checks.integer(beam, "beam", 1, decoding.MAX_BEAM)
     pair = translation.translate(source)
-    model, params, _ = run(name, seed)
     source_ids = translation.encode_source(pair.source)[None, :]
     decoded = decoding.beam_search(model, params, source_ids, beam)
     if beam == 1:
@@ -248,7 +262,7 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
         ids = decoded.ids
         weights = model.forward(params, (source_ids, ids)).weights
     target_ids = np.array([[translation.TARGET_IDS[w] for w in (*pair.target, translation.EOS)]])
-    forced = model.forward(params, (source_ids, target_ids)).weights
+    forced = model.forward(params, (source_ids, target_ids))
     return {
         "source": pair.source,
         "output": translation.decode_target(ids[0]),
@@ -256,5 +270,40 @@ def translate(name: str, seed: int, source, beam: int = 1) -> dict:
         "alignment": pair.alignment,
         "log_prob": float(decoded.log_prob[0]),
         "weights": None if weights is None else weights[0],
-        "forced": None if forced is None else forced[0],
+        "forced": None if forced.weights is None else forced.weights[0],
+        "forced_words": tuple(translation.TARGET_WORDS[i] for i in forced.output[0].argmax(-1)),
+    }
+
+
+def still_right(output, reference) -> int:
+    """How many output words come before the first that differs from the reference (or before
+    either ends) (Part III): after a wrong word, the model translates its own words, not the
+    reference's."""
+    wrong = [i for i, (a, b) in enumerate(zip(output, reference)) if a != b]
+    return wrong[0] if wrong else min(len(output), len(reference))
+
+
+def translation_measures(r: dict) -> dict[str, int | bool]:
+    """What :func:`translation_of`'s result ``r`` scores (Part III, alignments): "exact", the
+    output is the reference; "right", of its "words", the reference's n words, how many the
+    output has in place; "still", the output words before the first wrong one; "on_truth", of
+    those, the ones whose heaviest weight falls on the source word they translate; "forced", of
+    the n words, the ones whose heaviest weight does so when the model is given the true
+    previous words."""
+    if not isinstance(r, dict) or not {"output", "reference", "weights", "forced"} <= r.keys():
+        raise TypeError("r must be translation_of's result")
+    if r["weights"] is None:
+        raise ValueError("r is the fixed context's translation, which has no attention weights")
+    reference, output = r["reference"], r["output"]
+    alignment = np.array(r["alignment"])
+    still = still_right(output, reference)
+    heaviest = np.asarray(r["weights"])[:still].argmax(axis=1)
+    n = len(reference)
+    return {
+        "exact": tuple(output) == tuple(reference),
+        "right": int(sum(a == b for a, b in zip(output, reference))),
+        "words": n,
+        "still": still,
+        "on_truth": int(np.sum(heaviest == alignment[:still])),
+        "forced": int(np.sum(np.asarray(r["forced"])[:n].argmax(axis=1) == alignment)),
     }
