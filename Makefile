@@ -130,6 +130,7 @@ bench: $(READY)
 	$(BIN)/python bench/bench_explanations.py
 	$(BIN)/python bench/bench_twins.py
 	$(BIN)/python bench/bench_torch.py
+	test -f _build/js-fixtures/translators.json || $(BIN)/python tools/js_fixtures.py _build/js-fixtures
 	node bench/bench_js.mjs
 
 serve:

@@ -6,6 +6,10 @@
 import { forward as readSentence, WIDTH } from "../lib/attention_measured/book/js/cloze_head.mjs";
 import { DATA_SEED, init, seed_report, train } from "../lib/attention_measured/book/js/lesson.mjs";
 import { dropReport } from "../lib/attention_measured/book/js/lesson_page.mjs";
+import { language } from "../lib/attention_measured/book/js/translation.mjs";
+import { translation_of, unpackModel } from "../lib/attention_measured/book/js/translation_page.mjs";
+import { FOLDER } from "../tests/js/fixtures.mjs";
+import fs from "node:fs";
 
 const TARGET_MS = 100; // "Part I's network trains in the page in under 100 ms"
 const SEEDS = Array.from({ length: 100 }, (_, i) => DATA_SEED + 1 + i); // the sweep's hundred
@@ -56,3 +60,29 @@ const ids = Array.from({ length: 19 }, (_, i) => (i * 7) % V);
 const read = medianOf(() => readSentence(head, ids));
 console.log(`  dropReport         median ${drop.toFixed(2)} ms   (one drop, both runs)`);
 console.log(`  a typed sentence   median ${read.toFixed(2)} ms   (19 words, one head)`);
+
+// Part IV's translators on a typed sentence: what the page computes on each change, for both
+// models (translation_of: the translation, the weights along it, and those given the true
+// previous words), on the trained weights the page carries (from the JS fixtures; the time
+// depends on when each beam writes </s>).  Test sentences of 12, 22 and 40 words.
+const TRANSLATION_TARGET_MS = 50; // "a translation appears in under 50 ms"
+const file = `${FOLDER}/translators.json`;
+if (!fs.existsSync(file)) {
+  console.log(`  (no ${file}: make bench writes it, as make test-js does)`);
+} else {
+  const { page, models: cases } = JSON.parse(fs.readFileSync(file, "utf8"));
+  const lang = language(page.lexicon, page.specials);
+  const translators = Object.values(page.models).map(unpackModel);
+  const bothModels = (words, beam) => translators.map((m) => translation_of(m, lang, words, beam));
+  const sentences = [12, 22, 40].map((n) =>
+    cases.Transformer.cases.find((c) => c.source.length === n).source);
+  console.log(`Part IV's translators in JavaScript, both models, greedy and beam search ` +
+    `(target: under ${TRANSLATION_TARGET_MS} ms):`);
+  for (const words of sentences) {
+    const times = [1, 4, 8, 16].map((beam) => {
+      bothModels(words, beam); // warm-up
+      return `beam ${beam} ${medianOf(() => bothModels(words, beam), 21).toFixed(1)} ms`;
+    });
+    console.log(`  ${String(words.length).padStart(2)} words: ${times.join(", ")}`);
+  }
+}

@@ -211,7 +211,7 @@ def test_the_typed_sentence_carries_the_three_heads_in_single_precision():
         assert np.array_equal(carried, np.concatenate([v.ravel() for v in rounded.values()]))
         for key, value in params.items():  # single precision: within 6e-8 of each number
             np.testing.assert_allclose(rounded[key], value, rtol=6e-8, atol=0)
-    assert list(_loaded(page)) == ["core", "cloze_head", "colours", "cloze_page"]
+    assert list(_loaded(page)) == ["core", "cloze_head", "colours", "heatmap", "cloze_page"]
 
 
 @pytest.mark.parametrize(
@@ -238,3 +238,95 @@ def test_the_typed_sentence_refuses_heads_it_cannot_carry(change, error, says):
 def test_the_typed_sentence_refuses_a_first_sentence_its_box_would_refuse(sentence, error, says):
     with pytest.raises(error, match=says):
         live.typed_sentence(_heads(), sentence)
+
+
+def _translators():
+    from attention_measured.experiments import translation_runs
+
+    return {
+        name: (model, model.init(seed))
+        for seed, name in enumerate(("Transformer", "Bahdanau"))
+        for model in [translation_runs.book_model(name)]
+    }
+
+
+def test_the_translator_carries_both_models_in_single_precision_with_their_names():
+    from attention_measured.tasks import translation
+
+    models = _translators()
+    page = live.translator(models, "the dog sees a red bird").data
+    assert 'id="live-translator" hidden' in page and "<noscript>" in page
+    start = _data(page, "start")
+    assert start["lexicon"] == translation.LEXICON and start["specials"] == ["<pad>", "<s>", "</s>"]
+    assert start["longest"] == translation.LONGEST == 47
+    assert (start["beam"], start["most_beam"]) == (4, 16)
+    for name, (_, params) in models.items():
+        carried = start["models"][name]
+        assert [n for n, _ in carried["names"]] == list(params)
+        assert [tuple(shape) for _, shape in carried["names"]] == [v.shape for v in params.values()]
+        numbers = np.frombuffer(base64.b64decode(carried["weights"]), dtype="<f4")
+        rounded = live.single_precision(params)
+        assert np.array_equal(numbers, np.concatenate([v.ravel() for v in rounded.values()]))
+    assert start["models"]["Transformer"]["config"] == {
+        "kind": "Transformer",
+        "width": 32,
+        "heads": 2,
+        "feed_forward": 64,
+        "layers": 1,
+        "norm_first": False,
+        "positions": True,
+        "source_vocabulary": 35,
+        "target_vocabulary": 35,
+        "bos": 1,
+    }
+    assert start["models"]["Bahdanau"]["config"]["kind"] == "Bahdanau"
+    assert list(_loaded(page))[-1] == "translation_page"
+    assert {"transformer", "recurrent", "decoding", "translation", "heatmap"} <= set(_loaded(page))
+
+
+@pytest.mark.parametrize(
+    "change, sentence, error, says",
+    [
+        (lambda m: {}, "the dog sees a bird", TypeError, "models must map"),
+        (lambda m: {"T": m["Transformer"][0]}, "the dog sees a bird", TypeError, "models must"),
+        (lambda m: m, "the cat sees a bird", ValueError, "unknown source words \\['cat'\\]"),
+        (lambda m: m, "the dog a bird", ValueError, "expected a verb at word 2"),
+        (lambda m: m, ["the", "dog"], TypeError, "sentence must be a string"),
+        (
+            lambda m: m,
+            " and ".join(["the dog sees a bird"] * 10),
+            ValueError,
+            "at most 47 words",
+        ),
+    ],
+)
+def test_the_translator_refuses_what_its_box_would_refuse(change, sentence, error, says):
+    with pytest.raises(error, match=says):
+        live.translator(change(_translators()), sentence)
+
+
+@pytest.mark.parametrize(
+    "name, change, says",
+    [
+        ("Luong", {}, "Bahdanau's translator or a Transformer"),
+        ("Transformer, padded batches", {}, "causal, unpadded"),
+        ("Transformer, no causal mask", {}, "causal, unpadded"),
+    ],
+)
+def test_the_translator_carries_only_the_models_its_script_twins(name, change, says):
+    from attention_measured.experiments import translation_runs
+
+    model = translation_runs.book_model(name)
+    with pytest.raises(ValueError, match=says):
+        live.carried_translator(model, model.init(0))
+
+
+def test_single_precision_keeps_the_names_asked_for_in_their_order_and_refuses_others():
+    params = {"b": np.array([1 / 3]), "a": np.array([0.1, 0.2])}
+    assert list(live.single_precision(params)) == ["b", "a"]
+    assert list(live.single_precision(params, ["a"])) == ["a"]
+    assert live.single_precision(params)["b"][0] == np.float32(1 / 3)
+    with pytest.raises(ValueError, match="params lacks 'c'"):
+        live.single_precision(params, ["c"])
+    with pytest.raises(TypeError, match="names must be a list"):
+        live.single_precision(params, "a")

@@ -34,6 +34,16 @@ tests/js/lesson.test.mjs reads the files:
                 two runs' parameters as the page gets them (book.live.drop_explorer's data), and
                 for each of the 180 held-out examples and each of its 12 steps, drop_report's
                 numbers and describe_drop's text
+- translators.json  Part IV's translators translating typed sentences
+                (tests/js/translators.test.mjs): the Transformer and Bahdanau's translator of
+                chapters/seq2seq/04 (seed 0) as the page carries them (book.live.translator's
+                data, single precision), and translation_runs.translation_of on the same weights
+                for 108 test sentences (three of every length from 5 to 40): greedy and beam 4
+                on each, beams 2, 3 and 8 on every fourth, each with its words, log-probability,
+                weights and measures, and the weights and words given the true previous words;
+                two untrained Transformers of other shapes (pre-norm with two layers, no
+                positions) on ten of them; and the grammar's translation or refusal of chosen
+                texts
 - meta.json     the machine, numpy, the seeds and the files' sizes
 
 It runs offline in about ten seconds.  Any ATTENTION_MEASURED_NUDGE in the environment is
@@ -42,6 +52,7 @@ removed first: the fixtures are the un-nudged library.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
@@ -56,13 +67,18 @@ os.environ.pop("ATTENTION_MEASURED_NUDGE", None)  # before the library reads it
 import numpy as np  # noqa: E402
 
 from attention_measured.book import live, marked_step_explorers  # noqa: E402
-from attention_measured.core import attention, losses, rng  # noqa: E402
-from attention_measured.experiments import cloze_runs, marked_step_runs  # noqa: E402
+from attention_measured.core import attention, checks, losses, rng  # noqa: E402
+from attention_measured.experiments import (  # noqa: E402
+    cloze_runs,
+    marked_step_runs,
+    translation_runs,
+)
 from attention_measured.measures import markers, removal  # noqa: E402
 from attention_measured.models import cloze_head  # noqa: E402
 from attention_measured.tasks import (
     cloze,  # noqa: E402
     marked_step,  # noqa: E402
+    translation,  # noqa: E402
 )
 
 SEEDS = range(10_000, 10_200)  # not among the book's (see the docstring)
@@ -412,6 +428,98 @@ def drop_fixture() -> dict:
     return {"runs": runs, "cases": cases}
 
 
+TRANSLATORS = ("Transformer", "Bahdanau")  # the page's, seed 0
+TRANSLATION_BEAMS = (1, 4)  # on every test sentence; and, on every fourth, the widths below
+OTHER_BEAMS = (2, 3, 8)
+PER_LENGTH = live.TRANSLATOR_CHECKED  # test sentences 0, 1 and 2 of each length 5 to 40: 108
+# untrained translators of other shapes (drawn from init seeds the book never trains), so that
+# the twin's pre-norm layers, stacks and missing positions are held to the library's too
+UNTRAINED = {"Transformer, 2 layers, pre-norm": 7, "Transformer, no positions": 8}
+GRAMMAR_TEXTS = [
+    "the dog sees a red bird",
+    "The Dog sees a red bird.",
+    "every old farmer paints the green house behind a quick river and the fox hears a bird",
+    "",
+    "dog sees a bird",
+    "the dog a bird",
+    "the dog sees",
+    "the dog sees a red",
+    "the dog sees a bird near",
+    "the dog sees a bird near the",
+    "the dog sees a bird the fox",
+    "the dog sees a bird and",
+    "the cat sees a unicorn",
+    "the red red dog sees a bird",
+    "and the dog sees a bird",
+    "the dog sees a bird near the tree under the stone",
+]
+
+
+def translation_case(model, params, words, beam: int) -> dict:
+    r = translation_runs.translation_of(model, params, words, beam)
+    return {
+        "output": list(r["output"]),
+        "log_prob": r["log_prob"],
+        "weights": floats(r["weights"]),
+        "measures": translation_runs.translation_measures(r),
+    }
+
+
+def translators_fixture() -> dict:
+    """The two translators as the page carries them, read back from its own data, and their
+    translations of 108 test sentences (greedy and beam 4; beams 2, 3 and 8 on every fourth),
+    by the library on the same single-precision weights; two untrained Transformers of other
+    shapes on ten sentences; and the grammar on chosen texts."""
+    test = translation.book_data()[1]
+    sentences = [
+        [translation.SOURCE_WORDS[i] for i in test[n].source[k]]
+        for n in sorted(test)
+        for k in range(PER_LENGTH)
+    ]
+    trained = {name: translation_runs.run(name, 0) for name in TRANSLATORS}
+    page = live.translator(
+        {name: (r.model, r.params) for name, r in trained.items()}, " ".join(sentences[0])
+    ).data
+    chosen_models = {name: (r.model, r.params) for name, r in trained.items()}
+    for name, seed in UNTRAINED.items():
+        model = translation_runs.book_model(name)
+        chosen_models[name] = (model, model.init(seed))
+    models = {}
+    for name, (model, params) in chosen_models.items():
+        rounded = live.single_precision(params)
+        chosen = sentences if name in TRANSLATORS else sentences[::11]
+        cases = []
+        for i, words in enumerate(chosen):
+            with checks.trusted() if i else contextlib.nullcontext():  # the first, checked
+                forced = translation_runs.translation_of(model, rounded, words, 1)
+                beams = TRANSLATION_BEAMS + (OTHER_BEAMS if i % 4 == 0 else ())
+                cases.append(
+                    {
+                        "source": words,
+                        "reference": list(forced["reference"]),
+                        "alignment": list(forced["alignment"]),
+                        "forced": floats(forced["forced"]),
+                        "forced_words": list(forced["forced_words"]),
+                        "beams": {b: translation_case(model, rounded, words, b) for b in beams},
+                    }
+                )
+        models[name] = {"carried": live.carried_translator(model, params), "cases": cases}
+
+    def grammar(text):
+        words = text.lower().replace(".", " ").split()
+        try:
+            pair = translation.translate(words)
+        except ValueError as error:
+            return {"text": text, "words": words, "error": str(error)}
+        return {"text": text, "words": words, **{k: list(v) for k, v in pair._asdict().items()}}
+
+    return {
+        "page": _frame_data(page, "start"),
+        "models": models,
+        "grammar": [grammar(t) for t in GRAMMAR_TEXTS + [" ".join(s) for s in sentences[::9]]],
+    }
+
+
 def write(folder: Path, name: str, content: dict) -> int:
     text = json.dumps(content, separators=(",", ":"), allow_nan=False)
     (folder / name).write_text(text + "\n")
@@ -438,6 +546,7 @@ def main(outdir: str) -> None:
         "drop.json": write(folder, "drop.json", drop_fixture()),
         "cloze.json": write(folder, "cloze.json", cloze_fixture()),
         "online_softmax.json": write(folder, "online_softmax.json", online_softmax_fixture()),
+        "translators.json": write(folder, "translators.json", translators_fixture()),
     }
     meta = {
         "numpy": np.__version__,

@@ -243,17 +243,29 @@ TYPED_QUERIES = {"token": "token", "blank": "mask", "position": "position"}  # p
 TYPED_EXTRA = {"token": (), "mask": ("mask_embedding",), "position": ("positions",)}
 
 
-def single_precision(params):
-    """The head's parameters as the typed-sentence explorer carries them (Part II): each number
-    rounded to single precision (float32, about 7 digits), half the bytes of the library's, so
-    that the page keeps within its budget; returned as float64 Params, which the library's head
-    reads as it reads its own.  The Node tests hold the page equal to the library on these."""
+def single_precision(params, names=None):
+    """A model's parameters as a live explorer carries them (Part II's heads, Part IV's
+    translators): each number rounded to single precision (float32, about 7 digits), half the
+    bytes of the library's, so that the page keeps within its budget; returned as float64 Params,
+    which the library's model reads as it reads its own.  ``names``: the arrays to keep, in the
+    order the page carries them (default: every array, in the order of ``params``).  The Node
+    tests hold the page equal to the library on these."""
     from ..core.params import Params
-    from ..models import cloze_head
 
-    kind = cloze_head.query_kind(params)  # checks the names
-    names = (*cloze_head.NAMES, *TYPED_EXTRA[kind])
+    checks.params(params, "params", ())
+    if names is None:
+        names = list(params)
+    elif isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"names must be a list of the arrays' names, got {names!r}")
+    checks.params(params, "params", names)
     return Params({n: np.asarray(params[n], dtype=np.float32).astype(float) for n in names})
+
+
+def _float32_text(params) -> str:
+    """Every array of ``params``, in its order, as base64 text of little-endian float32 numbers
+    (what js/core.mjs's fromBase64 reads)."""
+    flat = np.concatenate([np.ravel(value) for value in params.values()]).astype("<f4")
+    return base64.b64encode(flat.tobytes()).decode()
 
 
 def typed_sentence(heads: dict, sentence: str):
@@ -275,9 +287,8 @@ def typed_sentence(heads: dict, sentence: str):
         if kind != TYPED_QUERIES[name]:
             want = TYPED_QUERIES[name]
             raise ValueError(f"heads[{name!r}] must be a {want!r} head, got {kind!r}")
-        rounded = single_precision(params)
-        flat = np.concatenate([rounded[k].ravel() for k in rounded]).astype("<f4")
-        carried[name] = base64.b64encode(flat.tobytes()).decode()
+        rounded = single_precision(params, (*cloze_head.NAMES, *TYPED_EXTRA[kind]))
+        carried[name] = _float32_text(rounded)
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
     if len(cloze.encode(sentence)) > cloze.MAX_LEN:  # encode names any unknown word
@@ -386,5 +397,136 @@ def worked_example(tokens, X, W_Q, W_K, W_V):
             "worked_example_page",
             'const root = document.getElementById("live-worked-example");\n'
             "    module.mountWorkedExample(root, JSON.parse(root.dataset.start));",
+        )
+    )
+
+
+TRANSLATOR_BEAM = 4  # the beam width the translator's box starts at: the book's curves' (BEAM)
+TRANSLATOR_MOST_BEAM = 16  # the widest beam the translator's box accepts
+TRANSLATOR_CHECKED = 3  # test sentences of each length the Node tests translate (js_fixtures)
+
+
+def translator_config(model) -> dict:
+    """What the page's translator needs to know of a trained ``model`` beside its weights (Part
+    IV): the Transformer's sizes, or the recurrent translator's (of kind "Bahdanau", the one the
+    page twins)."""
+    from ..models.recurrent import EncoderDecoder
+    from ..models.transformer import Transformer
+
+    vocabularies = {
+        "source_vocabulary": getattr(model, "source_vocabulary", None),
+        "target_vocabulary": getattr(model, "target_vocabulary", None),
+        "bos": getattr(model, "bos", None),
+    }
+    if isinstance(model, Transformer):
+        if model.mixed or not model.causal:
+            raise ValueError("model must decode as the book's Transformer: causal, unpadded")
+        sizes = ("width", "heads", "feed_forward", "layers", "norm_first", "positions")
+        return {"kind": "Transformer", **{k: getattr(model, k) for k in sizes}, **vocabularies}
+    if isinstance(model, EncoderDecoder):
+        if model.kind != "Bahdanau":
+            raise ValueError(f"model must be Bahdanau's translator or a Transformer, got {model!r}")
+        sizes = ("embedding", "hidden", "units")
+        return {"kind": "Bahdanau", **{k: getattr(model, k) for k in sizes}, **vocabularies}
+    raise TypeError(f"model must be a Transformer or an EncoderDecoder, got {model!r}")
+
+
+def carried_translator(model, params) -> dict:
+    """A trained translator as the page carries it: {config (:func:`translator_config`), names
+    (each array's name and shape, in the order of ``params``), weights (:func:`single_precision`,
+    as base64 text)}."""
+    config = translator_config(model)
+    rounded = single_precision(checks.params_of(model, params))
+    return {
+        "config": config,
+        "names": [[name, list(value.shape)] for name, value in rounded.items()],
+        "weights": _float32_text(rounded),
+    }
+
+
+def translator(models: dict, sentence: str):
+    """Part IV's translators translate a sentence the reader types, in the page
+    (``js/translation_page.mjs``): a box starting at ``sentence``, greedy decoding, beam search
+    of a width the reader picks or the true previous words, and for each of ``models`` ({name:
+    (model, params)}, carried in single precision, :func:`carried_translator`) its translation
+    beside the grammar's and a heat map of where each output word looked, the grammar's
+    alignment ringed.  Unknown words, sentences the grammar cannot parse and bad beam widths are
+    refused with a message."""
+    from IPython.display import HTML
+
+    from ..tasks import translation
+
+    if not isinstance(models, dict) or not models:
+        raise TypeError("models must map each translator's name to its (model, params)")
+    if not all(isinstance(pair, tuple) and len(pair) == 2 for pair in models.values()):
+        raise TypeError("models must map each translator's name to its (model, params)")
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
+    pair = translation.translate(sentence)  # names an unknown word or where the grammar fails
+    if len(pair.source) > translation.LONGEST:
+        raise ValueError(f"sentence must have at most {translation.LONGEST} words, as the box")
+    data = {
+        "lexicon": translation.LEXICON,
+        "specials": list(translation.SPECIALS),
+        "models": {name: carried_translator(*pair) for name, pair in models.items()},
+        "sentence": sentence,
+        "longest": translation.LONGEST,
+        "beam": TRANSLATOR_BEAM,
+        "most_beam": TRANSLATOR_MOST_BEAM,
+    }
+    escaped = html.escape(json.dumps(data))
+    words = " ".join(
+        f"<em>{kind}s</em>: {html.escape(', '.join(lexicon))}."
+        for kind, lexicon in translation.LEXICON.items()
+    )
+    panels = "\n".join(
+        f"""<div class="live-model" data-model="{html.escape(name)}">
+<p class="live-output" style="margin-bottom: 0.2em"></p>
+<p class="live-summary" style="font-size: 0.85em; margin-bottom: 0.2em"></p>
+<svg width="100%" style="max-width: 30rem" role="img" aria-label="Where each output word of the
+ {html.escape(name)} looked, as a heat map: output words as rows, source words as columns; each
+ cell gives its weight on hover, and circles mark the source word the grammar translates there.">
+</svg></div>"""
+        for name in models
+    )
+    return HTML(
+        f"""<div class="live-explorer" id="live-translator" hidden data-start="{escaped}"
+ style="border: 1px solid #9a9a9a; border-radius: 6px; padding: 0.5rem 0.8rem; margin: 1rem 0">
+<p><strong>Your own sentence, translated in your browser</strong></p>
+<form class="live-form">
+<label for="live-source">a sentence of the language: a determiner, perhaps an adjective and a
+noun; a verb; another noun phrase; perhaps a preposition and a third; clauses joined by
+"and"</label>
+<input id="live-source" autocomplete="off" spellcheck="false" style="width: 100%">
+<fieldset style="border: 0; padding: 0; margin: 0.3rem 0">
+<legend style="font-size: 0.9em">decoding</legend>
+<label><input type="radio" name="live-decoding" value="greedy" checked> greedy</label>
+<label><input type="radio" name="live-decoding" value="beam"> beam search, width</label>
+<input id="live-beam" type="number" min="1" max="{TRANSLATOR_MOST_BEAM}" step="1"
+ inputmode="numeric" aria-label="beam width" style="width: 3.5em">
+<label><input type="radio" name="live-decoding" value="forced"> given the true previous
+words</label>
+</fieldset>
+</form>
+<details style="font-size: 0.85em"><summary>the {len(translation.DICTIONARY)} words of the
+language</summary><p>{words}</p></details>
+<p class="live-status" role="status" aria-live="polite" style="overflow-wrap: anywhere"></p>
+<p class="live-reference"></p>
+{panels}
+<p style="font-size: 0.85em">Rows: the words each model wrote (or, given the true previous
+words, the grammar's); columns: the source words. White is a weight of 0, the darkest blue 1;
+hover a cell for its number. A circle marks the source word the grammar translates at that
+row, drawn while the model's words still match the grammar's. Words underlined in bold differ
+from the grammar's translation.</p>
+<style>#live-translator .live-wrong {{ text-decoration: underline }}</style>
+</div>
+<noscript><p>With JavaScript on, a box here translates any sentence you type with both
+models. The explorer of the previous page shows the test sentences' translations without
+it.</p></noscript>
+"""
+        + run_module(
+            "translation_page",
+            'const root = document.getElementById("live-translator");\n'
+            "    module.mountTranslator(root, JSON.parse(root.dataset.start));",
         )
     )

@@ -130,9 +130,3 @@ export function forward(params, ids) {
   const probs = rowSoftmax(product(read, p.W_O, n, d, V), n, V, false);
   return { weights, probs };
 }
-
-/** From base64 text of little-endian float32 numbers: a Float64Array (the page's weights). */
-export function fromBase64(text) {
-  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-  return Float64Array.from(new Float32Array(bytes.buffer));
-}

@@ -4,9 +4,9 @@
 // weights as a heat map (each cell's number on hover) and prints each word's prediction.  The
 // static twins above it show the corpus's sentences; tests/js/cloze_head.test.mjs holds the
 // numbers to the library's, and the browser tests type into the built page.
-import { NAMES, WIDTH, encode, forward, fromBase64 } from "./cloze_head.mjs";
-import { argmax } from "./core.mjs";
-import { shade } from "./colours.mjs";
+import { NAMES, WIDTH, encode, forward } from "./cloze_head.mjs";
+import { argmax, fromBase64 } from "./core.mjs";
+import { drawHeatMap } from "./heatmap.mjs";
 
 const EXTRA = { token: [], blank: ["mask_embedding"], position: ["positions"] };
 
@@ -45,42 +45,6 @@ export function describeReading(tokens, weights, probs, vocabulary, query) {
   return { summary: `${query} query: ${right} of ${n} tokens predicted correctly`, rows };
 }
 
-const SVG = "http://www.w3.org/2000/svg";
-
-function element(name, attributes = {}, text = null) {
-  const node = document.createElementNS(SVG, name);
-  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
-  if (text !== null) node.textContent = text;
-  return node;
-}
-
-/** The weights as a heat map: query words down the side, key words along the top, each cell's
- * weight in its title (shown on hover); the diagonal, where a word would read itself, hatched. */
-function drawHeatMap(svg, tokens, weights) {
-  svg.replaceChildren();
-  const n = tokens.length, left = 84, top = 74, cell = Math.min(24, 300 / n);
-  // room on the right for the last key's slanted name
-  svg.setAttribute("viewBox", `0 0 ${left + n * cell + 30} ${top + n * cell + 4}`);
-  const size = Math.min(11, cell * 0.7);
-  tokens.forEach((token, i) => {
-    svg.append(element("text", { x: left - 4, y: top + i * cell + cell * 0.7, "font-size": size,
-      "text-anchor": "end" }, token));
-    svg.append(element("text", { x: 0, y: 0, "font-size": size,
-      transform: `translate(${left + i * cell + cell * 0.65}, ${top - 4}) rotate(-60)` }, token));
-  });
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < n; j++) {
-      const w = weights[i * n + j];
-      const rect = element("rect", { x: left + j * cell, y: top + i * cell, width: cell,
-        height: cell, fill: i === j ? "#eeeeee" : shade(w).background, stroke: "#ffffff",
-        "stroke-width": 0.5, "data-weight": w });
-      rect.append(element("title", {}, i === j ? `“${tokens[i]}” may not read itself` :
-        `“${tokens[i]}” reads “${tokens[j]}” with weight ${w.toFixed(3)}`));
-      svg.append(rect);
-    }
-  }
-}
-
 /** Wire the explorer inside ``root``: the sentence box, the query's radio buttons, the status
  * line, the heat map and the description. ``start`` is {heads, vocabulary, longest, sentence}
  * (book.live.typed_sentence). Shows ``root``. */
@@ -107,7 +71,11 @@ export function mountTypedSentence(root, start) {
     svg.style.opacity = text.style.opacity = table.style.opacity = "";
     const tokens = ids.map((t) => vocabulary[t]);
     const { weights, probs } = forward(heads[query], ids);
-    drawHeatMap(svg, tokens, weights);
+    drawHeatMap(svg, tokens, tokens, weights, {
+      blank: (i, j) => i === j, // where a word would read itself, which the heads never do
+      title: (i, j, w) => (i === j ? `“${tokens[i]}” may not read itself` :
+        `“${tokens[i]}” reads “${tokens[j]}” with weight ${w.toFixed(3)}`),
+    });
     const { summary, rows } = describeReading(tokens, weights, probs, vocabulary, query);
     text.textContent = summary;
     table.tBodies[0].replaceChildren();

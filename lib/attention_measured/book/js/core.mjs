@@ -1,5 +1,8 @@
-// Part I's network in JavaScript: the numeric core (this file) and the lesson (lesson.mjs), so
-// that a page can train the 19-parameter network in the reader's browser from any seed.
+// The numeric core of the book's models in JavaScript (checks, the softmax, rows of numbers,
+// the weights a page carries), which every other module here imports; written first for Part
+// I's network (lesson.mjs), so that a page can train it in the reader's browser from any seed,
+// and described below as that network uses it.  The translators of Part IV read it one
+// sentence at a time (the section "rows of numbers").
 //
 // Twin of the Python library (lib/attention_measured): the same names, defaults and shapes.
 // Arrays are flat Float64Arrays in numpy's row-major layout: inputs (N, T, C) = (N, 12, 2),
@@ -48,6 +51,17 @@ export function integer(value, name, low = 0, high = MAX_COUNT) {
   }
   if (value < low || value > high) {
     throw new RangeError(`${name} must be an integer between ${low} and ${high}, got ${value}`);
+  }
+  return value;
+}
+
+/** `value` if it is an array of one or more word ids from 0 to size − 1 (checks.token_ids for
+ * one sentence), or an Error naming `name`. */
+export function token_ids(value, name, size) {
+  if (!Array.isArray(value) || value.length < 1 || value.some((id) => !Number.isInteger(id) ||
+    id < 0 || id >= size)) {
+    throw new RangeError(`${name} must be one or more word ids from 0 to ${size - 1}, got ` +
+      `${shown(value)}`);
   }
   return value;
 }
@@ -217,4 +231,41 @@ export function argmax(a, start, m) {
   let best = 0;
   for (let j = 1; j < m; j++) if (a[start + j] > a[start + best]) best = j;
   return best;
+}
+
+// ---------------------------------------------------------------- rows of numbers (Part IV)
+// The translators (transformer.mjs, recurrent.mjs) read one sentence at a time: a matrix is a
+// flat Float64Array of rows, and a layer's weight is torch's (out, in), applied as x Wᵀ + b.
+
+/** x Wᵀ + b for `rows` rows of x (rows, inner), W (outer, inner) and b (outer,) or null:
+ * torch's nn.Linear on each row, (rows, outer).  `x` may be longer: its first rows are read. */
+export function linear(x, rows, W, b, inner, outer) {
+  const out = new Float64Array(rows * outer);
+  for (let r = 0; r < rows; r++) {
+    for (let o = 0; o < outer; o++) {
+      let s = b ? b[o] : 0;
+      for (let k = 0; k < inner; k++) s += x[r * inner + k] * W[o * inner + k];
+      out[r * outer + o] = s;
+    }
+  }
+  return out;
+}
+
+/** log softmax of the numbers a[start .. start + m), computed stably as losses.log_softmax:
+ * (a − max) − log Σ exp(a − max).  Returns (m,). */
+export function log_softmax(a, start = 0, m = a.length - start) {
+  let top = -Infinity;
+  for (let j = 0; j < m; j++) top = Math.max(top, a[start + j]);
+  let total = 0;
+  for (let j = 0; j < m; j++) total += Math.exp(a[start + j] - top);
+  const log = Math.log(total);
+  const out = new Float64Array(m);
+  for (let j = 0; j < m; j++) out[j] = a[start + j] - top - log;
+  return out;
+}
+
+/** From base64 text of little-endian float32 numbers: a Float64Array (the weights a page carries, book/live.py). */
+export function fromBase64(text) {
+  const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  return Float64Array.from(new Float32Array(bytes.buffer));
 }

@@ -1,0 +1,58 @@
+// The live explorers' heat maps of attention weights, drawn in SVG (the static figures are
+// book/plots.py's heatmap): one row per query, one column per key, white at a weight of 0 to
+// the book's blue at 1, each cell's number in its title (shown on hover), and rings where the
+// caller marks a cell.  Used by the heads' typed sentence (cloze_page.mjs) and the translators
+// (translation_page.mjs).
+import { shade } from "./colours.mjs";
+
+const SVG = "http://www.w3.org/2000/svg";
+const MARKER = "#CC79A7"; // plots.MARKER: the marked cell's ring
+const BLANK = "#eeeeee"; // a cell that cannot hold a weight (a word reading itself)
+
+/** An SVG element `name` with `attributes`, holding `text` when given. */
+export function element(name, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** Draw `weights` (rows.length, cols.length) into `svg`: `rows` labelled down the side, `cols`
+ * along the top, slanted.  Options: title(i, j, w) the text a cell shows on hover; blank(i, j)
+ * true for a cell drawn grey, holding no weight; rings, [i, j] cells to ring.  The drawing
+ * scales to the svg's width: cells of at most 24 units, the whole grid about 300 wide. */
+export function drawHeatMap(svg, rows, cols, weights, options = {}) {
+  const { title = (i, j, w) => w.toFixed(3), blank = () => false, rings = [] } = options;
+  svg.replaceChildren();
+  const longest = (labels) => Math.max(...labels.map((label) => label.length));
+  const n = rows.length, m = cols.length;
+  const cell = Math.min(24, 300 / Math.max(n, m));
+  const size = Math.min(11, cell * 0.7);
+  const left = 8 + 0.6 * size * longest(rows), top = 8 + 0.55 * size * longest(cols);
+  // room on the right for the last column's slanted label
+  svg.setAttribute("viewBox", `0 0 ${left + m * cell + 30} ${top + n * cell + 4}`);
+  rows.forEach((label, i) => {
+    svg.append(element("text", { x: left - 4, y: top + i * cell + cell * 0.7, "font-size": size,
+      "text-anchor": "end" }, label));
+  });
+  cols.forEach((label, j) => {
+    svg.append(element("text", { x: 0, y: 0, "font-size": size,
+      transform: `translate(${left + j * cell + cell * 0.65}, ${top - 4}) rotate(-60)` }, label));
+  });
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < m; j++) {
+      const w = weights[i * m + j];
+      const empty = blank(i, j);
+      const rect = element("rect", { x: left + j * cell, y: top + i * cell, width: cell,
+        height: cell, fill: empty ? BLANK : shade(w).background, stroke: "#ffffff",
+        "stroke-width": 0.5, "data-weight": w });
+      rect.append(element("title", {}, title(i, j, w)));
+      svg.append(rect);
+    }
+  }
+  for (const [i, j] of rings) {
+    svg.append(element("circle", { cx: left + (j + 0.5) * cell, cy: top + (i + 0.5) * cell,
+      r: cell * 0.32, fill: "none", stroke: MARKER, "stroke-width": Math.max(1, cell / 12),
+      "pointer-events": "none" }));
+  }
+}
