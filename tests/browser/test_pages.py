@@ -1039,11 +1039,129 @@ def test_a_sentence_the_heads_cannot_read_gets_a_message_naming_why(tab, server)
         assert not errors
 
 
+# Part IV's translators translating a typed sentence, on the page of the Transformer
+LIVE_TRANSLATOR_PAGE = "chapters/seq2seq/04-transformer.html"
+LIVE_TRANSLATOR = "#live-translator"
+
+
+def _carried_translators(page) -> dict:
+    """The translators the page carries (its data-start), as the library's (model, Params)."""
+    import base64
+    import json
+
+    import numpy as np
+
+    from attention_measured.book import live
+    from attention_measured.core.params import Params
+    from attention_measured.experiments import translation_runs
+
+    start = json.loads(page.get_attribute(LIVE_TRANSLATOR, "data-start"))
+    out = {}
+    for name, carried in start["models"].items():
+        model = translation_runs.book_model(name)
+        assert live.translator_config(model) == carried["config"]
+        flat = np.frombuffer(base64.b64decode(carried["weights"]), dtype="<f4").astype(float)
+        params, at = {}, 0
+        for array, shape in carried["names"]:
+            size = int(np.prod(shape))
+            params[array] = flat[at : at + size].reshape(shape)
+            at += size
+        out[name] = model, Params(params)
+    return out
+
+
+@pytest.mark.parametrize(
+    "decoding, beam",
+    [("greedy", None), ("beam", 3), ("forced", None)],
+)
+def test_a_typed_sentence_is_translated_by_both_models_as_the_library_does(
+    tab, server, decoding, beam
+):
+    import numpy as np
+
+    from attention_measured.experiments import translation_runs
+
+    sentence = "The old farmer sees a quick fox beside the river and the child paints a boat."
+    words = sentence.lower().replace(".", "").split()
+    with open_page(tab, server, LIVE_TRANSLATOR_PAGE) as (page, outside, errors):
+        page.wait_for_selector(LIVE_TRANSLATOR, state="visible", timeout=10_000)
+        page.fill("#live-source", sentence)
+        if beam is not None:
+            page.fill("#live-beam", str(beam))  # typing a width chooses beam search
+        else:
+            page.check(f"{LIVE_TRANSLATOR} input[value={decoding}]")
+        label = f"beam {beam}" if beam else decoding
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_TRANSLATOR, f"{label}: {' '.join(words)}"])
+        reference = page.inner_text(f"{LIVE_TRANSLATOR} .live-reference")
+        panels = page.query_selector_all(f"{LIVE_TRANSLATOR} .live-model")
+        assert [p.get_attribute("data-model") for p in panels] == ["Transformer", "Bahdanau"]
+        for panel, (name, (model, params)) in zip(panels, _carried_translators(page).items()):
+            r = translation_runs.translation_of(model, params, words, beam or 1)
+            assert reference == f"The grammar's translation: {' '.join(r['reference'])}"
+            line = panel.query_selector(".live-output").inner_text()
+            said = line.split(": ", 1)[1].split()
+            if decoding == "forced":
+                assert said == list(r["forced_words"]), name
+                weights = r["forced"]
+            else:
+                assert said == list(r["output"]), name
+                weights = r["weights"][: len(r["output"]) + 1]
+                score = translation_runs.translation_measures(r)
+                summary = panel.query_selector(".live-summary").inner_text()
+                assert summary.startswith(
+                    f"exact: {'yes' if score['exact'] else 'no'}; {score['right']} of "
+                    f"{score['words']} words right"
+                ), summary
+                assert f"log-probability {r['log_prob']:.2f};" in summary
+                assert summary.endswith(
+                    f"{score['on_truth']} of {score['still']} while the "
+                    "output matches the reference"
+                )
+            bold = [b.inner_text() for b in panel.query_selector_all(".live-output .live-wrong")]
+            truth = list(r["reference"]) + ["</s>"]
+            assert bold == [w for i, w in enumerate(said) if i >= len(truth) or w != truth[i]]
+            shown = panel.eval_on_selector_all("svg rect", "rs => rs.map(r => +r.dataset.weight)")
+            np.testing.assert_allclose(np.reshape(shown, weights.shape), weights, atol=1e-12)
+            rings = panel.query_selector_all("svg circle")
+            # the grammar's words ringed: all given the true words, else up to the first wrong one
+            still = translation_runs.still_right(r["output"], r["reference"])
+            expected = len(r["alignment"]) if decoding == "forced" else still
+            assert len(rings) == expected, name
+        assert not errors and not outside
+
+
+def test_a_sentence_the_translators_cannot_read_gets_a_message_naming_why(tab, server):
+    with open_page(tab, server, LIVE_TRANSLATOR_PAGE) as (page, outside, errors):
+        page.wait_for_selector(LIVE_TRANSLATOR, state="visible", timeout=10_000)
+        before = page.inner_text(f"{LIVE_TRANSLATOR} .live-model")
+        for box, text, says in [
+            ("#live-source", "the cat sees a unicorn", "“cat”, “unicorn”"),
+            ("#live-source", "the dog a bird", "word 3 (“a”): here the clause's verb"),
+            ("#live-source", "the dog sees", "The sentence ends where a noun phrase"),
+            ("#live-source", "", "Type a sentence"),
+            ("#live-source", " and ".join(["the dog sees a bird"] * 10), "59 words are too many"),
+            ("#live-beam", "0", "a whole number from 1 to 16"),
+            ("#live-beam", "17", "a whole number from 1 to 16"),
+            ("#live-beam", "", "a whole number from 1 to 16"),
+        ]:
+            if box == "#live-beam":
+                page.fill("#live-source", "the dog sees a bird")
+            page.fill(box, text)
+            assert says in page.inner_text(f"{LIVE_TRANSLATOR} .live-status"), text
+            assert page.get_attribute(box, "aria-invalid") is not None
+            page.fill("#live-beam", "4")
+        page.fill("#live-source", "the dog sees a bird")
+        page.wait_for_function(FRAME_SHOWS, arg=[LIVE_TRANSLATOR, "beam 4: the dog sees a bird"])
+        assert page.inner_text(f"{LIVE_TRANSLATOR} .live-model") != before
+        assert not errors
+
+
 # every live frame added with the drop-a-step explorer, at both widths and from the book's files
 LIVE_FRAMES = [
     (LIVE_DROP_PAGE, LIVE_DROP),
     (LIVE_ONLINE_PAGE, LIVE_ONLINE),
     (LIVE_TYPED_PAGE, LIVE_TYPED),
+    (LIVE_TRANSLATOR_PAGE, LIVE_TRANSLATOR),
 ]
 
 
