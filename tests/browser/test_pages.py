@@ -1110,13 +1110,11 @@ def test_a_typed_sentence_is_translated_by_both_models_as_the_library_does(
                 summary = panel.query_selector(".live-summary").inner_text()
                 assert summary.startswith(
                     f"exact: {'yes' if score['exact'] else 'no'}; {score['right']} of "
-                    f"{score['words']} words right"
+                    f"{score['words']} words right, position by position"
                 ), summary
                 assert f"log-probability {r['log_prob']:.2f};" in summary
-                assert summary.endswith(
-                    f"{score['on_truth']} of {score['still']} while the "
-                    "output matches the reference"
-                )
+                circled = f"{score['on_truth']} of the {score['still']} circled rows"
+                assert summary.endswith(circled), summary
             bold = [b.inner_text() for b in panel.query_selector_all(".live-output .live-wrong")]
             truth = list(r["reference"]) + ["</s>"]
             assert bold == [w for i, w in enumerate(said) if i >= len(truth) or w != truth[i]]
@@ -1154,6 +1152,44 @@ def test_a_sentence_the_translators_cannot_read_gets_a_message_naming_why(tab, s
         page.wait_for_function(FRAME_SHOWS, arg=[LIVE_TRANSLATOR, "beam 4: the dog sees a bird"])
         assert page.inner_text(f"{LIVE_TRANSLATOR} .live-model") != before
         assert not errors
+
+
+LABELS_INSIDE = """svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll("text")].filter((t) => {
+    const r = t.getBoundingClientRect();
+    return r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5;
+  }).map((t) => t.textContent);
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize(
+    "page_name, root, box, text",
+    [
+        (LIVE_TYPED_PAGE, LIVE_TYPED, "#live-sentence", "freedom of movement and discrimination"),
+        (LIVE_TYPED_PAGE, LIVE_TYPED, "#live-sentence", "human a"),
+        (
+            LIVE_TRANSLATOR_PAGE,
+            LIVE_TRANSLATOR,
+            "#live-source",
+            "every quiet farmer watches the quick fox beside a river",
+        ),
+    ],
+)
+def test_a_live_heat_maps_labels_are_never_cut_at_its_edges(
+    tab, server, width, page_name, root, box, text
+):
+    with open_page(tab, server, page_name, width=width) as (page, outside, errors):
+        page.wait_for_selector(root, state="visible", timeout=10_000)
+        page.fill(box, text)
+        page.wait_for_function(
+            "([root, text]) => document.querySelector(root).dataset.shown.endsWith(text)",
+            arg=[root, text],
+        )
+        for svg in page.query_selector_all(f"{root} svg"):
+            assert svg.evaluate(LABELS_INSIDE) == []
+        assert not errors and not outside
 
 
 # every live frame added with the drop-a-step explorer, at both widths and from the book's files

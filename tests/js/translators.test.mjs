@@ -144,12 +144,15 @@ test("what the page shows: bold words, rows, rings while the output is right", (
   assert.deepEqual(greedyReading.words.map(([, right]) => right),
     [true, true, true, false, false]);
   assert.deepEqual(greedyReading.rings, [[0, 0], [1, 1], [2, 3]]);
-  assert.match(greedyReading.summary, /^exact: no; 3 of 6 words right; ends 1 word early; /);
-  assert.match(greedyReading.summary, /log-probability -1\.23; .* 3 of 3 while/);
+  assert.match(greedyReading.summary,
+    /^exact: no; 3 of 6 words right, position by position; ends 1 word early; /);
+  assert.match(greedyReading.summary, /log-probability -1\.23; .* 3 of the 3 circled rows$/);
+  const cut = reading({ ...r, output: [...r.reference, "lo"] }, "greedy");
+  assert.match(cut.summary, /; stopped after 7 words without <\/s>, at the step limit;/);
   const forcedReading = reading(r, "forced");
   assert.equal(forcedReading.rows.length, 7);
   assert.equal(forcedReading.rings.length, 6);
-  assert.match(forcedReading.summary, /7 of 7 words predicted right/);
+  assert.match(forcedReading.summary, /^7 of 7 words guessed right \(<\/s> included\)/);
 });
 
 test("the layers' pieces: positions, layer norm, the GRU cell", () => {

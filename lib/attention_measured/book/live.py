@@ -319,9 +319,10 @@ separates two words)</label>
 <details style="font-size: 0.85em"><summary>the {len(cloze.VOCAB)} words the heads know</summary>
 <p>{words}</p></details>
 <p class="live-status" role="status" aria-live="polite" style="overflow-wrap: anywhere"></p>
+<div class="live-map" tabindex="0" role="region" aria-label="heat map" style="overflow-x: auto">
 <svg width="100%" style="max-width: 34rem" role="img" aria-label="The attention weights of the
  typed sentence as a heat map, query words as rows and key words as columns; each cell gives its
- weight on hover."></svg>
+ weight on hover."></svg></div>
 <p style="font-size: 0.85em">Rows: the query, the word attending; columns: the key, the word
 attended to. White is a weight of 0, the darkest blue 1; hover a cell for its number. The grey
 diagonal is where a word would read itself, which the heads never do. The sixteen sentences of
@@ -483,10 +484,12 @@ def translator(models: dict, sentence: str):
         f"""<div class="live-model" data-model="{html.escape(name)}">
 <p class="live-output" style="margin-bottom: 0.2em"></p>
 <p class="live-summary" style="font-size: 0.85em; margin-bottom: 0.2em"></p>
-<svg width="100%" style="max-width: 30rem" role="img" aria-label="Where each output word of the
- {html.escape(name)} looked, as a heat map: output words as rows, source words as columns; each
- cell gives its weight on hover, and circles mark the source word the grammar translates there.">
-</svg></div>"""
+<div class="live-map" tabindex="0" role="region" aria-label="heat map of the
+ {html.escape(name)}" style="overflow-x: auto">
+<svg width="100%" role="img" aria-label="Where each output word of the {html.escape(name)}
+ looked, as a heat map: output words as rows, source words as columns; each cell gives its
+ weight on hover, and circles mark the source word the grammar translates there."></svg>
+</div></div>"""
         for name in models
     )
     return HTML(
@@ -497,7 +500,8 @@ def translator(models: dict, sentence: str):
 <label for="live-source">a sentence of the language: a determiner, perhaps an adjective and a
 noun; a verb; another noun phrase; perhaps a preposition and a third; clauses joined by
 "and"</label>
-<input id="live-source" autocomplete="off" spellcheck="false" style="width: 100%">
+<textarea id="live-source" rows="2" autocomplete="off" spellcheck="false"
+ style="width: 100%; resize: vertical"></textarea>
 <fieldset style="border: 0; padding: 0; margin: 0.3rem 0">
 <legend style="font-size: 0.9em">decoding</legend>
 <label><input type="radio" name="live-decoding" value="greedy" checked> greedy</label>
@@ -515,9 +519,12 @@ language</summary><p>{words}</p></details>
 {panels}
 <p style="font-size: 0.85em">Rows: the words each model wrote (or, given the true previous
 words, the grammar's); columns: the source words. White is a weight of 0, the darkest blue 1;
-hover a cell for its number. A circle marks the source word the grammar translates at that
-row, drawn while the model's words still match the grammar's. Words underlined in bold differ
-from the grammar's translation.</p>
+hover a cell for its number. The Transformer's map is its last layer's cross-attention averaged
+over its heads. A circle marks the source word the grammar translates at that row, drawn while
+the model's words still match the grammar's. Words underlined in bold differ from the
+grammar's at the same position. The log-probability is the model's own score of the words it
+wrote, the sum of each word's log-probability: closer to 0 means surer, and it knows nothing of
+the grammar.</p>
 <style>#live-translator .live-wrong {{ text-decoration: underline }}</style>
 </div>
 <noscript><p>With JavaScript on, a box here translates any sentence you type with both

@@ -20,24 +20,41 @@ export function element(name, attributes = {}, text = null) {
 /** Draw `weights` (rows.length, cols.length) into `svg`: `rows` labelled down the side, `cols`
  * along the top, slanted.  Options: title(i, j, w) the text a cell shows on hover; blank(i, j)
  * true for a cell drawn grey, holding no weight; rings, [i, j] cells to ring.  The drawing
- * scales to the svg's width: cells of at most 24 units, the whole grid about 300 wide. */
+ * scales to the svg's width: cells of at most 24 units, the whole grid about 300 wide, with
+ * room for the longest labels as the browser draws them; put it in a box that scrolls
+ * sideways (cells stay at least 11 pixels wide on the screen). */
 export function drawHeatMap(svg, rows, cols, weights, options = {}) {
   const { title = (i, j, w) => w.toFixed(3), blank = () => false, rings = [] } = options;
   svg.replaceChildren();
-  const longest = (labels) => Math.max(...labels.map((label) => label.length));
   const n = rows.length, m = cols.length;
   const cell = Math.min(24, 300 / Math.max(n, m));
   const size = Math.min(11, cell * 0.7);
-  const left = 8 + 0.6 * size * longest(rows), top = 8 + 0.55 * size * longest(cols);
-  // room on the right for the last column's slanted label
-  svg.setAttribute("viewBox", `0 0 ${left + m * cell + 30} ${top + n * cell + 4}`);
-  rows.forEach((label, i) => {
-    svg.append(element("text", { x: left - 4, y: top + i * cell + cell * 0.7, "font-size": size,
-      "text-anchor": "end" }, label));
+  const rowLabels = rows.map((label) => element("text", { "font-size": size,
+    "text-anchor": "end" }, label));
+  const colLabels = cols.map((label) => element("text", { x: 0, y: 0, "font-size": size },
+    label));
+  svg.append(...rowLabels, ...colLabels);
+  // the labels' lengths as drawn, so that none is cut at an edge (estimated at 0.75 em a
+  // letter where the svg is not drawn yet)
+  const longest = (labels, texts) => Math.max(...labels.map((node, k) =>
+    node.getComputedTextLength?.() || 0.75 * size * texts[k].length));
+  const rowWidth = longest(rowLabels, rows), colLength = longest(colLabels, cols);
+  // a column label slants up and to the right at 60°
+  const left = 8 + rowWidth, top = 6 + size + 0.87 * colLength;
+  const width = left + m * cell + Math.max(8, 0.5 * colLength + 0.6 * size - 0.35 * cell);
+  svg.setAttribute("viewBox", `0 0 ${width} ${top + n * cell + 4}`);
+  // on the screen, a small map is not blown up past 1.3 pixels a unit (its text at most about
+  // 14 px), and a large one keeps cells of at least 11 pixels, its box scrolling sideways
+  svg.dataset.widest ??= svg.style.maxWidth || "100%";
+  svg.style.maxWidth = `min(${svg.dataset.widest}, ${Math.round(1.3 * width)}px)`;
+  svg.style.minWidth = `${Math.round((width * 11) / cell)}px`;
+  rowLabels.forEach((node, i) => {
+    node.setAttribute("x", left - 4);
+    node.setAttribute("y", top + i * cell + cell * 0.7);
   });
-  cols.forEach((label, j) => {
-    svg.append(element("text", { x: 0, y: 0, "font-size": size,
-      transform: `translate(${left + j * cell + cell * 0.65}, ${top - 4}) rotate(-60)` }, label));
+  colLabels.forEach((node, j) => {
+    node.setAttribute("transform",
+      `translate(${left + j * cell + cell * 0.65}, ${top - 4}) rotate(-60)`);
   });
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < m; j++) {

@@ -101,22 +101,28 @@ export function reading(r, mode) {
       rows: truth,
       weights: flat(r.forced),
       rings: r.alignment.map((j, i) => [i, j]),
-      summary: `given the true previous words: ${right} of ${n + 1} words predicted right ` +
-        `(</s> included); heaviest weight on the word being translated: ${score.forced} of ${n}`,
+      summary: `${right} of ${n + 1} words guessed right (</s> included), each from the ` +
+        `grammar's words before it; heaviest weight on the circled word: ${score.forced} of ` +
+        `the ${n} circled rows`,
     };
   }
   const shownRows = Math.min(r.output.length + 1, r.weights.length); // the words and </s>
   const rows = [...r.output, "</s>"].slice(0, shownRows);
-  const ends = r.output.length < n ? `; ends ${n - r.output.length} word` +
-    `${n - r.output.length === 1 ? "" : "s"} early` : "";
+  const plural = (k) => `${k} word${k === 1 ? "" : "s"}`;
+  let length = "";
+  if (r.output.length >= r.weights.length) { // every step wrote a word
+    length = `; stopped after ${plural(r.output.length)} without </s>, at the step limit`;
+  } else if (r.output.length < n) {
+    length = `; ends ${plural(n - r.output.length)} early`;
+  } // (a translation has as many words as its source, so an output runs long only to the limit)
   return {
     words: r.output.map((w, i) => [w, w === r.reference[i]]),
     rows,
     weights: flat(r.weights.slice(0, shownRows)),
     rings: r.alignment.slice(0, Math.min(shownRows, score.still)).map((j, i) => [i, j]),
-    summary: `exact: ${score.exact ? "yes" : "no"}; ${score.right} of ${n} words right${ends}; ` +
-      `log-probability ${r.log_prob.toFixed(2)}; heaviest weight on the word being ` +
-      `translated: ${score.on_truth} of ${score.still} while the output matches the reference`,
+    summary: `exact: ${score.exact ? "yes" : "no"}; ${score.right} of ${n} words right, ` +
+      `position by position${length}; log-probability ${r.log_prob.toFixed(2)}; heaviest ` +
+      `weight on the circled word: ${score.on_truth} of the ${score.still} circled rows`,
   };
 }
 
@@ -198,7 +204,7 @@ export function mountTranslator(root, start) {
     const first = Object.values(translations)[0];
     reference.textContent = `The grammar's translation: ${first.reference.join(" ")}`;
     const how = { greedy: "greedy", beam: `beam search of width ${beam}`,
-      forced: "given the true previous words" }[mode];
+      forced: "each word guessed from the grammar's words before it" }[mode];
     for (const result of results) {
       const name = result.dataset.model;
       const r = translations[name];
