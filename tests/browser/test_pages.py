@@ -1120,7 +1120,7 @@ def test_a_typed_sentence_is_translated_by_both_models_as_the_library_does(
             assert bold == [w for i, w in enumerate(said) if i >= len(truth) or w != truth[i]]
             shown = panel.eval_on_selector_all("svg rect", "rs => rs.map(r => +r.dataset.weight)")
             np.testing.assert_allclose(np.reshape(shown, weights.shape), weights, atol=1e-12)
-            rings = panel.query_selector_all("svg circle")
+            rings = panel.query_selector_all("svg circle.ring")
             # the grammar's words ringed: all given the true words, else up to the first wrong one
             still = translation_runs.still_right(r["output"], r["reference"])
             expected = len(r["alignment"]) if decoding == "forced" else still

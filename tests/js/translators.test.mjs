@@ -152,7 +152,7 @@ test("what the page shows: bold words, rows, rings while the output is right", (
   const forcedReading = reading(r, "forced");
   assert.equal(forcedReading.rows.length, 7);
   assert.equal(forcedReading.rings.length, 6);
-  assert.match(forcedReading.summary, /^7 of 7 words guessed right \(<\/s> included\)/);
+  assert.match(forcedReading.summary, /^7 of 7 words guessed right \(the 6 words and <\/s>, /);
 });
 
 test("the layers' pieces: positions, layer norm, the GRU cell", () => {

@@ -329,7 +329,8 @@ diagonal is where a word would read itself, which the heads never do. The sixtee
 the corpus are the heads' training sentences: recalling them is memory.</p>
 <p class="live-description"></p>
 <style>
-#live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.3em; text-align: left }}
+#live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.3em; text-align: left;
+  overflow-wrap: anywhere }}
 #live-typed-sentence td:nth-child(3) {{ text-align: right; font-variant-numeric: tabular-nums }}
 </style>
 <p style="font-size: 0.85em; margin-bottom: 0.2em">Each word, what the head predicts there (in

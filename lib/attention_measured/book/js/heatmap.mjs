@@ -44,9 +44,11 @@ export function drawHeatMap(svg, rows, cols, weights, options = {}) {
   const width = left + m * cell + Math.max(8, 0.5 * colLength + 0.6 * size - 0.35 * cell);
   svg.setAttribute("viewBox", `0 0 ${width} ${top + n * cell + 4}`);
   // on the screen, a small map is not blown up past 1.3 pixels a unit (its text at most about
-  // 14 px), and a large one keeps cells of at least 11 pixels, its box scrolling sideways
+  // 14 px), a large one may grow to cells of 14 pixels, and keeps cells of at least 11 pixels,
+  // its box scrolling sideways
   svg.dataset.widest ??= svg.style.maxWidth || "100%";
-  svg.style.maxWidth = `min(${svg.dataset.widest}, ${Math.round(1.3 * width)}px)`;
+  svg.style.maxWidth =
+    `min(${svg.dataset.widest}, ${Math.round(Math.max(1.3, 14 / cell) * width)}px)`;
   svg.style.minWidth = `${Math.round((width * 11) / cell)}px`;
   rowLabels.forEach((node, i) => {
     node.setAttribute("x", left - 4);
@@ -68,8 +70,11 @@ export function drawHeatMap(svg, rows, cols, weights, options = {}) {
     }
   }
   for (const [i, j] of rings) {
-    svg.append(element("circle", { cx: left + (j + 0.5) * cell, cy: top + (i + 0.5) * cell,
-      r: cell * 0.32, fill: "none", stroke: MARKER, "stroke-width": Math.max(1, cell / 12),
-      "pointer-events": "none" }));
+    // a white halo under the ring, so that it shows on the darkest cells too
+    for (const [colour, extra, name] of [["#ffffff", 1.5, "halo"], [MARKER, 0, "ring"]]) {
+      svg.append(element("circle", { cx: left + (j + 0.5) * cell, cy: top + (i + 0.5) * cell,
+        r: cell * 0.32, fill: "none", stroke: colour, class: name,
+        "stroke-width": Math.max(1.2, cell / 9) + extra, "pointer-events": "none" }));
+    }
   }
 }

@@ -101,9 +101,9 @@ export function reading(r, mode) {
       rows: truth,
       weights: flat(r.forced),
       rings: r.alignment.map((j, i) => [i, j]),
-      summary: `${right} of ${n + 1} words guessed right (</s> included), each from the ` +
-        `grammar's words before it; heaviest weight on the circled word: ${score.forced} of ` +
-        `the ${n} circled rows`,
+      summary: `${right} of ${n + 1} words guessed right (the ${n} words and </s>, each ` +
+        `given the grammar's words before it); heaviest weight on the circled word: ` +
+        `${score.forced} of the ${n} circled rows`,
     };
   }
   const shownRows = Math.min(r.output.length + 1, r.weights.length); // the words and </s>
@@ -204,7 +204,7 @@ export function mountTranslator(root, start) {
     const first = Object.values(translations)[0];
     reference.textContent = `The grammar's translation: ${first.reference.join(" ")}`;
     const how = { greedy: "greedy", beam: `beam search of width ${beam}`,
-      forced: "each word guessed from the grammar's words before it" }[mode];
+      forced: "given the true previous words, each word a guess" }[mode];
     for (const result of results) {
       const name = result.dataset.model;
       const r = translations[name];
