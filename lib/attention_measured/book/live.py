@@ -415,22 +415,19 @@ def translator_config(model) -> dict:
     from ..models.recurrent import EncoderDecoder
     from ..models.transformer import Transformer
 
-    vocabularies = {
-        "source_vocabulary": getattr(model, "source_vocabulary", None),
-        "target_vocabulary": getattr(model, "target_vocabulary", None),
-        "bos": getattr(model, "bos", None),
-    }
     if isinstance(model, Transformer):
         if model.mixed or not model.causal:
             raise ValueError("model must decode as the book's Transformer: causal, unpadded")
-        sizes = ("width", "heads", "feed_forward", "layers", "norm_first", "positions")
-        return {"kind": "Transformer", **{k: getattr(model, k) for k in sizes}, **vocabularies}
-    if isinstance(model, EncoderDecoder):
+        kind, sizes = "Transformer", ("width", "heads", "feed_forward", "layers", "norm_first")
+        sizes += ("positions",)
+    elif isinstance(model, EncoderDecoder):
         if model.kind != "Bahdanau":
             raise ValueError(f"model must be Bahdanau's translator or a Transformer, got {model!r}")
-        sizes = ("embedding", "hidden", "units")
-        return {"kind": "Bahdanau", **{k: getattr(model, k) for k in sizes}, **vocabularies}
-    raise TypeError(f"model must be a Transformer or an EncoderDecoder, got {model!r}")
+        kind, sizes = "Bahdanau", ("embedding", "hidden", "units")
+    else:
+        raise TypeError(f"model must be a Transformer or an EncoderDecoder, got {model!r}")
+    sizes += ("source_vocabulary", "target_vocabulary", "bos")
+    return {"kind": kind, **{k: getattr(model, k) for k in sizes}}
 
 
 def carried_translator(model, params) -> dict:
@@ -464,13 +461,13 @@ def translator(models: dict, sentence: str):
         raise TypeError("models must map each translator's name to its (model, params)")
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
-    pair = translation.translate(sentence)  # names an unknown word or where the grammar fails
-    if len(pair.source) > translation.LONGEST:
+    words = translation.translate(sentence).source  # names an unknown word or where it fails
+    if len(words) > translation.LONGEST:
         raise ValueError(f"sentence must have at most {translation.LONGEST} words, as the box")
     data = {
         "lexicon": translation.LEXICON,
         "specials": list(translation.SPECIALS),
-        "models": {name: carried_translator(*pair) for name, pair in models.items()},
+        "models": {name: carried_translator(*trained) for name, trained in models.items()},
         "sentence": sentence,
         "longest": translation.LONGEST,
         "beam": TRANSLATOR_BEAM,

@@ -10,7 +10,7 @@
 // flat Float64Arrays in numpy's row-major layout (see core.mjs).  The head never lets a token
 // attend to itself.  Sums run in plain order and exp is V8's, so results are held to
 // |js − python| <= 1e-9 max(1, |python|) by tests/js/cloze_head.test.mjs.
-import { floats, shown } from "./core.mjs";
+import { floats, quoted, shown } from "./core.mjs";
 
 export const WIDTH = 24; // d
 export const NAMES = ["E", "W_Q", "W_K", "W_V", "W_O"];
@@ -28,10 +28,7 @@ export function encode(text, vocabulary, longest) {
   const tokens = tokenize(text);
   const unknown = [...new Set(tokens.filter((t) => !vocabulary.includes(t)))];
   if (unknown.length) {
-    const cut = (w) => (w.length > 20 ? `${w.slice(0, 20)}…` : w);
-    const words = unknown.slice(0, 8).map((w) => `“${cut(w)}”`).join(", ");
-    const more = unknown.length > 8 ? ` and ${unknown.length - 8} more` : "";
-    return new Error(`Not in the head's vocabulary: ${words}${more}. It knows only the ` +
+    return new Error(`Not in the head's vocabulary: ${quoted(unknown)}. It knows only the ` +
       `${vocabulary.length} words of its sixteen sentences (listed below the box).`);
   }
   if (tokens.length < 2) {

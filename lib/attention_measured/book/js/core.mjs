@@ -55,6 +55,14 @@ export function integer(value, name, low = 0, high = MAX_COUNT) {
   return value;
 }
 
+/** Words for a message: the first `most` of `words`, each in quotes and cut after 20 letters,
+ * then "and N more" for the rest (the live pages' lists of words they do not know). */
+export function quoted(words, most = 8) {
+  const cut = (w) => (w.length > 20 ? `${w.slice(0, 20)}…` : w);
+  const listed = words.slice(0, most).map((w) => `“${cut(w)}”`).join(", ");
+  return listed + (words.length > most ? ` and ${words.length - most} more` : "");
+}
+
 /** `value` if it is an array of one or more word ids from 0 to size − 1 (checks.token_ids for
  * one sentence), or an Error naming `name`. */
 export function token_ids(value, name, size) {

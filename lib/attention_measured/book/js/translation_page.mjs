@@ -6,7 +6,7 @@
 // experiments/translation_runs.translation_of and measures of its translation_measures;
 // tests/js/translators.test.mjs holds both to the library's, and the browser tests type into
 // the built page.
-import { argmax, fromBase64, shown } from "./core.mjs";
+import { argmax, fromBase64, quoted, shown } from "./core.mjs";
 import { EOS, along, beam_search, greedy } from "./decoding.mjs";
 import { drawHeatMap } from "./heatmap.mjs";
 import { bahdanau } from "./recurrent.mjs";
@@ -134,13 +134,9 @@ export function refusalMessage(error, words, lang) {
   switch (error.reason) {
     case "empty":
       return "Type a sentence of the language, such as “the dog sees a red bird”.";
-    case "unknown": {
-      const listed = error.words.slice(0, 8).map((w) => `“${w.length > 20 ?
-        `${w.slice(0, 20)}…` : w}”`).join(", ");
-      const more = error.words.length > 8 ? ` and ${error.words.length - 8} more` : "";
-      return `Not words of the language: ${listed}${more}. It has ` +
+    case "unknown":
+      return `Not words of the language: ${quoted(error.words)}. It has ` +
         `${lang.dictionary.size} words (listed below the box).`;
-    }
     case "noun phrase":
       return `${ended(error.at) ? "The sentence ends where" : `${word(error.at)}: here`} a noun ` +
         `phrase should start: a determiner (${kinds("determiner").join(", ")}), perhaps an ` +
