@@ -3,19 +3,45 @@
 // A figure with heat maps (attention_measured.book.plots.heatmap) carries, on its <img>, where
 // their cells lie in each of its two drawings and their numbers (data-cells for the column's
 // drawing, data-phone-cells for the phone's; _ext/phone_figures.py): boxes as fractions of the
-// image, so that they hold at any size the image is shown.  Where JavaScript is off, the figure
-// is the same, without the numbers.
+// image, so that they hold at any size the image is shown.  A static twin's frame carries its
+// own (attention_measured.book.widgets), set as its sliders move.  Where JavaScript is off,
+// the figure is the same, without the numbers.
 (function () {
   "use strict";
-  var parsed = new WeakMap(); // an image's cells, read once per drawing
+  // a map's numbers come packed (phone_figures.packed_cells): each cell a fixed number of
+  // base-64 digits, its value in thousandths less the map's smallest; the largest code of that
+  // many digits marks a cell without a number
+  var DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  var parsed = new WeakMap(); // an image's cells, read once for each text they come in
   var tip = null;
 
+  function unpacked(c) {
+    var k = c.digits, none = Math.pow(64, k) - 1, values = [];
+    for (var p = 0; p < c.codes.length; p += k) {
+      var code = 0;
+      for (var d = 0; d < k; d++) code = code * 64 + DIGITS.indexOf(c.codes.charAt(p + d));
+      values.push(code === none ? null : (c.lo + code) / 1000);
+    }
+    return values;
+  }
+
+  // the cells of the drawing shown: the phone's or the column's, or a twin's present frame
+  // (a static twin rewrites data-cells as its sliders move)
   function cellsOf(img) {
     var phone = /-phone\.[a-z]+$/.test(img.currentSrc || "");
-    var key = phone ? "phoneCells" : "cells";
+    var text = img.getAttribute(phone ? "data-phone-cells" : "data-cells") || "[]";
     var known = parsed.get(img);
-    if (!known || known.key !== key) {
-      known = { key: key, cells: JSON.parse(img.dataset[key] || "[]") };
+    if (!known || known.text !== text) {
+      var maps = JSON.parse(text);
+      maps.forEach(function (c) {
+        c.values = unpacked(c);
+        // a static twin leaves out what goes without saying (widgets._shortened)
+        c.rows = c.rows || [];
+        c.cols = c.cols || c.rows;
+        c.row_axis = c.row_axis || "query";
+        c.col_axis = c.col_axis || "key";
+      });
+      known = { text: text, cells: maps };
       parsed.set(img, known);
     }
     return known.cells;
@@ -29,13 +55,14 @@
     for (var k = 0; k < maps.length; k++) {
       var c = maps[k], b = c.box;
       if (x < b[0] || x >= b[0] + b[2] || y < b[1] || y >= b[1] + b[3]) continue;
-      var n = c.values.length, m = c.values[0].length;
+      var n = c.shape[0], m = c.shape[1];
       var i = Math.min(n - 1, Math.floor(((y - b[1]) / b[3]) * n));
       var j = Math.min(m - 1, Math.floor(((x - b[0]) / b[2]) * m));
       // a row or column without a label of its own (ticks every few positions) by its number
       var row = c.rows[i] || String(i), col = c.cols[j] || String(j);
       var label = c.row_axis + " " + row + " → " + c.col_axis + " " + col;
-      return { label: label, value: c.values[i][j].toFixed(3) };
+      var value = c.values[i * m + j];
+      return { label: label, value: value === null ? "no number" : value.toFixed(3) };
     }
     return null;
   }

@@ -8,9 +8,9 @@ is the SHA-256 of the figure's PNG, as myst-nb names it) and wraps the page's ``
 both drawings' smallest text heights, in image pixels, as ``data-text-px`` and
 ``data-phone-text-px``: the browser tests turn them into CSS pixels on the screen.  A figure
 with heat maps also keeps where their cells are in each drawing, and their numbers, as
-``data-cells`` and ``data-phone-cells``, and such a page (only such a page) carries the script
-``cells.js`` beside this file, which shows a cell's number when the reader hovers over it or
-taps it.
+``data-cells`` and ``data-phone-cells`` (a static twin's image carries its frame's own
+``data-cells``), and such a page (only such a page) carries the script ``cells.js`` beside this
+file, which shows a cell's number when the reader hovers over it or taps it.
 
 It runs before ``light_pages``, which re-encodes both drawings as WebP.
 """
@@ -52,19 +52,20 @@ def _serve(app, exception):
         if source.suffix != ".ipynb":
             continue
         variants = _variants(source)
-        if not variants:
-            continue
         for name, meta in variants.items():
             if (images / f"{name}.png").exists():
                 (images / f"{name}-phone.png").write_bytes(base64.b64decode(meta["phone"]))
         page = Path(app.outdir) / f"{doc}.html"
-        text = IMAGE.sub(functools.partial(_picture, variants=variants), page.read_text("utf-8"))
-        # only a page with heat maps carries their script, once (an incremental build hands
-        # this a page it has already written when the page did not change)
+        before = page.read_text("utf-8")
+        text = IMAGE.sub(functools.partial(_picture, variants=variants), before)
+        # only a page with heat maps (a figure's, or a static twin's frames) carries their
+        # script, once (an incremental build hands this a page it has already written when the
+        # page did not change)
         if "data-cells=" in text and "<script data-cells-script>" not in text:
             script = f"<script data-cells-script>\n{CELLS_SCRIPT}</script>\n</body>"
             text = text.replace("</body>", script, 1)
-        page.write_text(text, "utf-8")
+        if text != before:
+            page.write_text(text, "utf-8")
 
 
 def _picture(m: re.Match, variants: dict[str, dict]) -> str:

@@ -347,7 +347,7 @@ def test_a_heat_maps_cells_are_found_in_both_drawings_where_their_colours_are():
         (cells,) = json.loads(meta[name])
         assert cells["rows"] == list("abcde") and cells["cols"] == list("ABCDEFG")
         assert (cells["row_axis"], cells["col_axis"]) == ("query", "key")  # glosses dropped
-        np.testing.assert_array_equal(cells["values"], np.round(values, 3))
+        np.testing.assert_array_equal(phone_figures.cell_values(cells), np.round(values, 3))
         left, top, w, h = cells["box"]
         for i in range(5):
             for j in range(7):
@@ -372,3 +372,47 @@ def test_a_figure_without_heat_maps_carries_no_cells():
     assert phone_figures.heatmap_cells(fig) == []
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
         phone_figures.heatmap_cells("figure")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [[0.0, 1.0], [0.5, 0.0005]],  # weights: two digits a cell
+        [[-3.2567, 12.0], [0.0, -0.0004]],  # scores of either sign
+        [[7.0]],  # one cell, one value: one digit
+        [[1e9, -1e9]],  # far apart: seven digits a cell
+        [[0.25, float("nan")], [float("inf"), 0.75]],  # cells without a number
+        [[float("nan")]],
+    ],
+)
+def test_a_heat_maps_packed_numbers_read_back_as_thousandths(values):
+    values = np.array(values)
+    packed = phone_figures.packed_cells(values)
+    assert set(packed["codes"]) <= set(phone_figures.DIGITS)
+    assert len(packed["codes"]) == values.size * packed["digits"]
+    read = phone_figures.cell_values(packed)
+    finite = np.isfinite(values)
+    np.testing.assert_array_equal(np.isnan(read), ~finite)
+    np.testing.assert_allclose(read[finite], np.round(values[finite], 3), rtol=0, atol=1e-12)
+
+
+def test_weights_pack_in_two_characters_a_cell():
+    weights = np.random.default_rng(1).dirichlet(np.ones(48), size=48)
+    packed = phone_figures.packed_cells(weights)
+    assert packed["digits"] == 2 and len(json.dumps(packed)) < 2.05 * weights.size
+
+
+def test_packing_refuses_what_is_not_a_map_of_numbers():
+    with pytest.raises(ValueError, match="values must be an"):
+        phone_figures.packed_cells(np.zeros(3))
+    with pytest.raises(ValueError, match="values must be an"):
+        phone_figures.packed_cells(np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="values must lie within"):
+        phone_figures.packed_cells([[1e13]])
+    with pytest.raises(ValueError, match="packed must be"):
+        phone_figures.cell_values({"shape": [1, 1]})
+    packed = phone_figures.packed_cells([[0.5, 0.25]])
+    with pytest.raises(ValueError, match="packed codes"):
+        phone_figures.cell_values(packed | {"codes": packed["codes"][:-1]})
+    with pytest.raises(ValueError, match="packed codes"):
+        phone_figures.cell_values(packed | {"codes": "!" * len(packed["codes"])})

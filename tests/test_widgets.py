@@ -16,10 +16,14 @@ def tiny_render(a, b):
 
 
 def twin_data(html):
+    """The twin's data, its first frame put back from the image among the others."""
     found = re.search(
         r'<script type="application/json" class="twin-data">(.*?)</script>', html, re.S
     )
-    return json.loads(found.group(1))
+    data = json.loads(found.group(1))
+    assert data["frames"][data["first"]] is None, "the first frame is in the page twice"
+    data["frames"][data["first"]] = re.search(r'class="twin-figure"[^>]* src="([^"]+)"', html)[1]
+    return data
 
 
 def test_static_twin_renders_every_combination_in_slider_order():
@@ -207,7 +211,7 @@ def test_a_frame_is_the_picture_savefig_draws():
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=widgets.FRAME_DPI)
         plt.close(fig)
-        frame, _ = widgets._png(tiny_render(1, 2), widgets.FRAME_DPI)
+        frame, _, _ = widgets._png(tiny_render(1, 2), widgets.FRAME_DPI)
     saved = Image.open(buffer).convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     drawn = Image.open(io.BytesIO(base64.b64decode(frame.split(",", 1)[1])))
     assert drawn.size == saved.size
@@ -250,3 +254,70 @@ def test_only_the_books_own_functions_are_remembered():
         return a
 
     assert not widgets._of_the_book(local)
+
+
+def heat_render(a):
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(3, 3))
+    plots.heatmap(ax, np.eye(3) * a, list("abc"), list("xyz"), colorbar=False)
+    return fig
+
+
+def test_a_twins_frames_carry_their_heat_maps_cells_where_the_colours_are():
+    """Each frame of a twin with heat maps carries its cells (the page's cells.js reads them
+    from the image as the sliders set them); a cell's centre has its value's colour."""
+    import base64
+    import io
+
+    import matplotlib
+    import numpy as np
+    from PIL import Image
+
+    from attention_measured.book import phone_figures
+
+    html = widgets.static_twin(
+        "heat", {"a": widgets.Control("a", [0.25, 1.0])}, heat_render, lambda a: "", alt="map"
+    ).data
+    data = twin_data(html)
+    assert 'data-cells="[]"' in html and 'setAttribute("data-cells"' in html
+    assert len(data["cells"]) == 2
+    for a, frame, (cells,) in zip((0.25, 1.0), data["frames"], data["cells"]):
+        assert cells["rows"] == list("abc") and cells["cols"] == list("xyz")
+        assert "row_axis" not in cells and "col_axis" not in cells  # cells.js: query and key
+        np.testing.assert_array_equal(phone_figures.cell_values(cells), np.eye(3) * a)
+        png = base64.b64decode(frame.split(",", 1)[1])
+        image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(float)
+        height, width = image.shape[:2]
+        left, top, w, h = cells["box"]
+        for i in range(3):
+            for j in range(3):
+                x = int((left + (j + 0.5) * w / 3) * width)
+                y = int((top + (i + 0.5) * h / 3) * height)
+                colour = np.array(matplotlib.colormaps["Blues"](a * (i == j))[:3]) * 255
+                assert np.abs(image[y, x] - colour).max() <= 8, (a, i, j)  # a 64-colour palette
+
+
+def test_a_twin_without_heat_maps_carries_no_cells():
+    html = widgets.static_twin(
+        "bars",
+        {"a": widgets.Control("a", [1, 2])},
+        lambda a: tiny_render(a, 1),
+        lambda a: "",
+        alt="bars",
+    ).data
+    assert "cells" not in twin_data(html) and "data-cells" not in html.split("<script")[0]
+
+
+def test_a_twin_leaves_out_the_names_cells_js_assumes():
+    maps = [
+        {"rows": ["a", "b"], "cols": ["a", "b"], "row_axis": "query", "col_axis": "key"},
+        {"rows": ["", ""], "cols": ["", "", ""], "row_axis": "step", "col_axis": "key"},
+        {"rows": ["", ""], "cols": ["", ""], "row_axis": "query", "col_axis": "word"},
+    ]
+    assert widgets._shortened(maps) == [
+        {"rows": ["a", "b"]},
+        {"cols": ["", "", ""], "row_axis": "step"},
+        {"col_axis": "word"},
+    ]
+    assert maps[0]["cols"] == ["a", "b"]  # the frame's own cells are left as they were

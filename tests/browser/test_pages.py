@@ -1239,36 +1239,87 @@ HEATMAP_PAGES = [
 ]
 
 
+def _hover_cells(page, img, cells, width):
+    """Hover three cells of ``cells`` (heatmap_cells' first map, as the image carries it) on
+    ``img``, each time reading back the tip's label and number, then move off the cells."""
+    from attention_measured.book.phone_figures import cell_values
+
+    left, top, w, h = cells["box"]
+    values = cell_values(cells)
+    n, m = values.shape
+    box = img.bounding_box()
+    for i, j in [(0, 0), (n - 1, m - 1), (n // 2, m // 3)]:
+        x = box["x"] + (left + (j + 0.5) * w / m) * box["width"]
+        y = box["y"] + (top + (i + 0.5) * h / n) * box["height"]
+        page.mouse.move(x, y)
+        tip = page.locator(".am-cell-tip")
+        row = cells["rows"][i] or str(i)
+        col = cells["cols"][j] or str(j)
+        names = f"{cells['row_axis']} {row} → {cells['col_axis']} {col}"
+        assert tip.inner_text() == f"{names}: {values[i, j]:.3f}"
+        assert tip.is_visible()
+        edges = tip.evaluate(
+            "t => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]"
+        )
+        assert 0 <= edges[0] and edges[1] <= width, f"the number runs off the screen: {edges}"
+    page.mouse.move(box["x"] + box["width"] * (left / 2), box["y"] + 2)  # off the cells
+    assert not page.locator(".am-cell-tip").is_visible()
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("path", HEATMAP_PAGES)
 def test_hovering_a_heat_maps_cell_shows_its_number(tab, server, path, width):
-    import json
-
     with open_page(tab, server, path, width=width) as (page, outside, errors):
-        img = page.locator("img[data-cells]").first
+        img = page.locator("img[data-cells]:not(.twin-figure)").first
         img.scroll_into_view_if_needed()
         page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=img.element_handle())
         phone = "-phone." in img.evaluate("i => i.currentSrc")
         assert phone == (width < 700), "the drawing served is the screen's"
         cells = json.loads(img.get_attribute("data-phone-cells" if phone else "data-cells"))[0]
-        left, top, w, h = cells["box"]
-        n, m = len(cells["values"]), len(cells["values"][0])
-        box = img.bounding_box()
-        for i, j in [(0, 0), (n - 1, m - 1), (n // 2, m // 3)]:
-            x = box["x"] + (left + (j + 0.5) * w / m) * box["width"]
-            y = box["y"] + (top + (i + 0.5) * h / n) * box["height"]
-            page.mouse.move(x, y)
-            tip = page.locator(".am-cell-tip")
-            row = cells["rows"][i] or str(i)
-            col = cells["cols"][j] or str(j)
-            names = f"{cells['row_axis']} {row} → {cells['col_axis']} {col}"
-            assert tip.inner_text() == f"{names}: {cells['values'][i][j]:.3f}"
-            assert tip.is_visible()
-            edges = tip.evaluate(
-                "t => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]"
+        _hover_cells(page, img, cells, width)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert not errors and not outside
+
+
+# every static twin whose frames hold heat maps: a cell's number on hover, the present frame's
+TWIN_HEATMAP_PAGES = [p for p in TWIN_PAGES if 'data-cells="[]"' in (BUILD / p).read_text()]
+
+
+def test_the_twins_with_heat_maps_are_found():
+    assert {
+        "chapters/udhr/04-what-it-remembers.html",
+        "chapters/language/03-positions.html",
+        "chapters/seq2seq/03-alignments-and-input-feeding.html",
+    } <= set(TWIN_HEATMAP_PAGES), TWIN_HEATMAP_PAGES
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("path", TWIN_HEATMAP_PAGES)
+def test_hovering_a_twins_heat_map_shows_the_present_frames_number(tab, server, path, width):
+    with open_page(tab, server, path, width=width) as (page, outside, errors):
+        for twin in page.locator(".static-twin:has(img[data-cells])").all():
+            img = twin.locator(".twin-figure")
+            data = json.loads(twin.locator(".twin-data").text_content())
+            slider = twin.locator("input[type=range]").first
+            slider.focus()
+            page.keyboard.press("End")  # the last frame along the first slider
+            index = twin.evaluate(
+                """(t, sizes) => [...t.querySelectorAll('input[type=range]')]
+                  .reduce((k, s, i) => k * sizes[i] + Number(s.value), 0)""",
+                data["sizes"],
             )
-            assert 0 <= edges[0] and edges[1] <= width, f"the number runs off the screen: {edges}"
-        page.mouse.move(box["x"] + box["width"] * (left / 2), box["y"] + 2)  # off the cells
-        assert not page.locator(".am-cell-tip").is_visible()
+            assert index > 0
+            maps = data["cells"][index]
+            assert json.loads(img.get_attribute("data-cells")) == maps, "not the frame's cells"
+            if not maps:
+                continue
+            # what a twin leaves out, cells.js assumes (widgets._shortened)
+            maps[0].setdefault("rows", [""] * maps[0]["shape"][0])
+            maps[0] = {"cols": maps[0]["rows"], "row_axis": "query", "col_axis": "key"} | maps[0]
+            img.scroll_into_view_if_needed()
+            page.wait_for_function(
+                "i => i.complete && i.naturalWidth > 0", arg=img.element_handle()
+            )
+            _hover_cells(page, img, maps[0], width)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert not errors and not outside

@@ -415,10 +415,11 @@ def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, li
 def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
     """Where each heat map of ``fig`` (drawn by :func:`.plots.heatmap`) lies in the PNG that
     ``savefig(**kwargs)`` has just made of it, and its numbers: [{"box": [left, top, width,
-    height] as fractions of the image's width and height, "values": (n, m) rounded to 3
-    decimals, "rows": n labels, "cols": m labels, "row_axis" and "col_axis": the axes' names
-    ("query", "key", or the page's own)}], in the order of the axes.  The published
-    page shows a cell's number when the reader hovers over it or taps it (_ext/cells.js)."""
+    height] as fractions of the image's width and height, "rows": n labels, "cols": m labels,
+    "row_axis" and "col_axis": the axes' names ("query", "key", or the page's own), and the
+    (n, m) values packed in thousandths (:func:`packed_cells`; :func:`cell_values` reads them
+    back)}], in the order of the axes.  The published page shows a cell's number when the
+    reader hovers over it or taps it (_ext/cells.js)."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
     renderer = fig.canvas.get_renderer()
@@ -441,7 +442,7 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
                     float(round((x1 - x0) / box.width, 5)),
                     float(round((y1 - y0) / box.height, 5)),
                 ],
-                "values": np.round(cells["values"], 3).tolist(),
+                **packed_cells(cells["values"]),
                 "rows": list(cells["rows"]),
                 "cols": list(cells["cols"]),
                 # what the axes call a row and a column, without their glosses in brackets
@@ -450,6 +451,56 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
             }
         )
     return found
+
+
+# a heat map's numbers travel in the page as text: each in thousandths, less the smallest, written
+# as a fixed number of base-64 digits (two for weights from 0 to 1, against about six characters
+# for a decimal in JSON; a map of 48 by 48 then costs 4.6 kB).  The largest code of that many
+# digits stands for a cell without a number (not finite).
+DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+PACKED_MOST = 1e12  # the largest magnitude a cell's number may have
+
+
+def packed_cells(values) -> dict:
+    """A heat map's (n, m) ``values`` as the published page carries them: {"shape": [n, m],
+    "lo": the smallest finite value in thousandths, "digits": base-64 digits per cell,
+    "codes": each cell's value in thousandths less ``lo``, row by row, in :data:`DIGITS`}
+    (Part I onward: every heat map a reader hovers over; read back by :func:`cell_values`
+    and by _ext/cells.js)."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or 0 in values.shape:
+        raise ValueError(f"values must be an (n, m) matrix with cells, got shape {values.shape}")
+    finite = np.isfinite(values)
+    if finite.any() and np.abs(values[finite]).max() > PACKED_MOST:
+        raise ValueError(f"values must lie within ±{PACKED_MOST:g} to be packed")
+    thousandths = np.rint(np.where(finite, values, 0.0) * 1000).astype(np.int64)
+    lo = int(thousandths[finite].min()) if finite.any() else 0
+    codes = thousandths - lo
+    digits = 1
+    while 64**digits - 1 <= (int(codes[finite].max()) if finite.any() else 0):
+        digits += 1
+    codes[~finite] = 64**digits - 1
+    places = codes.reshape(-1, 1) // 64 ** np.arange(digits - 1, -1, -1) % 64
+    text = "".join(np.array(list(DIGITS))[places].ravel())
+    return {"shape": list(values.shape), "lo": lo, "digits": digits, "codes": text}
+
+
+def cell_values(packed: dict) -> np.ndarray:
+    """The (n, m) values :func:`packed_cells` packed, rounded to thousandths (NaN where a cell
+    had no finite number)."""
+    if not isinstance(packed, dict) or not {"shape", "lo", "digits", "codes"} <= packed.keys():
+        raise ValueError("packed must be what packed_cells returns: shape, lo, digits and codes")
+    n, m = packed["shape"]
+    digits, codes = packed["digits"], packed["codes"]
+    if len(codes) != n * m * digits or set(codes) - set(DIGITS):
+        raise ValueError(f"packed codes must be {n * m * digits} characters of DIGITS")
+    places = np.array([DIGITS.index(c) for c in codes]).reshape(n * m, digits)
+    code = places @ 64 ** np.arange(digits - 1, -1, -1)
+    values = (packed["lo"] + code) / 1000
+    values[code == 64**digits - 1] = np.nan
+    return values.reshape(n, m)
 
 
 def drawings(fig: Figure, **kwargs) -> tuple[bytes, dict]:

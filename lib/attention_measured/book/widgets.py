@@ -136,10 +136,10 @@ FRAME_WIDTH = 4.6
 FRAME_DPI = 110
 
 
-def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> tuple[str, float]:
+def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> tuple[str, float, list[dict]]:
     """(the figure, redrawn ``width`` inches wide at its own height, as a PNG data URI reduced to
     a 64-colour palette (about a third of the bytes); the height of its smallest text in the
-    PNG's pixels)."""
+    PNG's pixels; its heat maps' cells in the PNG, :func:`.phone_figures.heatmap_cells`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
@@ -156,11 +156,13 @@ def _png(fig, dpi: int, width: float = FRAME_WIDTH) -> tuple[str, float]:
     size = canvas.get_width_height()
     image = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     text_px = phone_figures.smallest_text_px(fig, dpi, drawn=True)
+    cells = phone_figures.heatmap_cells(fig)
     plt.close(fig)
     image = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     small = io.BytesIO()
     image.save(small, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii"), text_px
+    uri = "data:image/png;base64," + base64.b64encode(small.getvalue()).decode("ascii")
+    return uri, text_px, cells
 
 
 def static_twin(
@@ -178,7 +180,10 @@ def static_twin(
     few lines of JavaScript that show the one the sliders select.  The frames are sized for a
     phone (:data:`FRAME_WIDTH`): a render function should stack its panels, not set them side by
     side.  The image records the smallest text of all its frames, in their pixels, as
-    ``data-text-px``: the browser tests require 8 CSS px of it on a 390 px phone.
+    ``data-text-px``: the browser tests require 8 CSS px of it on a 390 px phone.  Where the
+    frames hold heat maps (:func:`.plots.heatmap`), each frame's cells go with it, and the image
+    carries the present frame's as ``data-cells``, so that the published page shows a cell's
+    number on hover as it does for any figure (:func:`.phone_figures.heatmap_cells`).
 
     Where ``render`` and ``describe`` are functions of this package (each explorer's), the HTML
     is remembered as a trained model is (:func:`~.cache.remembered`):
@@ -233,12 +238,13 @@ def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
     stored sweep draws afresh."""
     keys = list(controls)
     shown = {k: controls[k].shown for k in keys}
-    frames, texts, text_px = [], [], []
+    frames, texts, text_px, cells = [], [], [], []
     for combo in itertools.product(*shown.values()):
         choice = dict(zip(keys, combo))
-        frame, px = _png(render(**choice), dpi)
+        frame, px, maps = _png(render(**choice), dpi)
         frames.append(frame)
         text_px.append(px)
+        cells.append(maps)
         texts.append(describe(**choice))
     keys = [k for k in keys if len(shown[k]) > 1]  # a control of one value gets no slider
     sizes = [len(shown[k]) for k in keys]
@@ -250,15 +256,24 @@ def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
         f'aria-label="{html.escape(controls[k].label)}"> <output></output></label>'
         for i, (k, n, s) in enumerate(zip(keys, sizes, starts))
     )
-    data = json.dumps({"frames": frames, "texts": texts, "sizes": sizes, "labels": labels})
     first = int(np.ravel_multi_index(starts, sizes)) if sizes else 0
+    # the first frame is in the page once, as the image's own picture (what the page shows
+    # where JavaScript is off), not again among the frames the sliders swap in
+    data = {"frames": frames[:first] + [None] + frames[first + 1 :], "first": first}
+    data |= {"texts": texts, "sizes": sizes, "labels": labels}
+    # frames with heat maps: each frame's cells, which the page's cells.js reads from the image
+    # as it does a figure's, so that hovering a cell shows its number
+    heat_maps = any(cells)
+    if heat_maps:
+        data["cells"] = [_shortened(maps) for maps in cells]
+    data = json.dumps(data, separators=(",", ":"))
     box = "border:1px solid #ccc;padding:0.6em;background:#fff;color:#222"
     numbers = "background:#f6f6f6;color:#222;margin:0.3em 0 0 0;white-space:pre;overflow-x:auto"
     figure = f"display:block;width:100%;max-width:{round(FRAME_WIDTH * dpi)}px;height:auto"
     return f"""<div class="static-twin" id="twin-{name}" style="{box}">
 <div class="twin-controls">{sliders}</div>
 <img class="twin-figure" alt="{html.escape(alt)}" style="{figure}" src="{frames[first]}"
- data-text-px="{round(min(text_px), 2)}">
+ data-text-px="{round(min(text_px), 2)}"{' data-cells="[]"' if heat_maps else ""}>
 <pre class="twin-numbers" style="{numbers}">{html.escape(texts[first])}</pre>
 <script type="application/json" class="twin-data">{data}</script>
 <script>
@@ -266,13 +281,16 @@ def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
   var root = document.getElementById("twin-{name}");
   var data = JSON.parse(root.querySelector(".twin-data").textContent);
   var inputs = root.querySelectorAll("input[data-control]");
+  var figure = root.querySelector(".twin-figure");
+  data.frames[data.first] = figure.getAttribute("src");
   function show() {{
     var index = 0;
     inputs.forEach(function (input, i) {{
       index = index * data.sizes[i] + Number(input.value);
       input.parentNode.querySelector("output").textContent = data.labels[i][Number(input.value)];
     }});
-    root.querySelector(".twin-figure").src = data.frames[index];
+    figure.src = data.frames[index];
+    if (data.cells) figure.setAttribute("data-cells", JSON.stringify(data.cells[index]));
     root.querySelector(".twin-numbers").textContent = data.texts[index];
   }}
   inputs.forEach(function (input) {{ input.addEventListener("input", show); }});
@@ -280,6 +298,24 @@ def _twin_html(name, controls, render, describe, alt, dpi, drawing) -> str:
 }})();
 </script>
 </div>"""
+
+
+def _shortened(maps: list[dict]) -> list[dict]:
+    """A frame's heat map cells (:func:`.phone_figures.heatmap_cells`) without what cells.js
+    assumes when it is missing: columns named as the rows, rows and columns without names
+    (numbered), axes named "query" and "key"."""
+    short = []
+    for cells in maps:
+        cells = dict(cells)
+        if cells["cols"] == cells["rows"]:
+            del cells["cols"]
+        if not any(cells["rows"]):
+            del cells["rows"]
+        for axis, name in (("row_axis", "query"), ("col_axis", "key")):
+            if cells[axis] == name:
+                del cells[axis]
+        short.append(cells)
+    return short
 
 
 def _check_parts(controls, render, describe) -> None:
