@@ -1,4 +1,5 @@
-// Hovering over a cell of a heat map, or tapping it, shows its number (every page).
+// Hovering over a cell of a heat map, or tapping it, shows its number (every page).  A live
+// explorer's heat map (book/js/heatmap.mjs) gives each cell its text as data-tip.
 //
 // A figure with heat maps (attention_measured.book.plots.heatmap) carries, on its <img>, where
 // their cells lie in each of its two drawings and their numbers (data-cells for the column's
@@ -47,7 +48,17 @@
     return known.cells;
   }
 
-  // the heat map cell under the pointer: {label, value} or null
+  // a row's or column's name: its label, with its position where another has the same label
+  // (a word said twice), or its position alone where it has no label of its own (ticks every
+  // few positions)
+  function named(labels, k) {
+    var label = labels[k];
+    if (!label) return String(k);
+    return labels.indexOf(label) === labels.lastIndexOf(label) ? label :
+      label + " (position " + k + ")";
+  }
+
+  // what the heat map cell under the pointer shows ("row → column: number"), or null
   function cellAt(img, event) {
     var r = img.getBoundingClientRect();
     var x = (event.clientX - r.left) / r.width, y = (event.clientY - r.top) / r.height;
@@ -58,16 +69,22 @@
       var n = c.shape[0], m = c.shape[1];
       var i = Math.min(n - 1, Math.floor(((y - b[1]) / b[3]) * n));
       var j = Math.min(m - 1, Math.floor(((x - b[0]) / b[2]) * m));
-      // a row or column without a label of its own (ticks every few positions) by its number
-      var row = c.rows[i] || String(i), col = c.cols[j] || String(j);
-      var label = c.row_axis + " " + row + " → " + c.col_axis + " " + col;
       var value = c.values[i * m + j];
-      return { label: label, value: value === null ? "no number" : value.toFixed(3) };
+      return c.row_axis + " " + named(c.rows, i) + " → " + c.col_axis + " " + named(c.cols, j) +
+        ": " + (value === null ? "no number" : value.toFixed(3));
     }
     return null;
   }
 
-  function show(event, cell) {
+  function hide() {
+    if (tip !== null) tip.hidden = true;
+  }
+
+  function show(event, text) {
+    if (text === null) {
+      hide();
+      return;
+    }
     if (tip === null) {
       tip = document.createElement("div");
       tip.className = "am-cell-tip";
@@ -77,31 +94,36 @@
         "padding: 1px 6px; font-size: 0.8rem; max-width: calc(100vw - 8px)";
       document.body.appendChild(tip);
     }
-    if (cell === null) {
-      tip.hidden = true;
-      return;
-    }
-    tip.textContent = cell.label + ": " + cell.value;
+    tip.textContent = text;
     tip.hidden = false;
     // beside the pointer, on its left where the right would run off the screen, and never
-    // past either edge (on a phone, a pointer in the middle may leave room on neither side)
+    // past either edge (on a phone, a pointer in the middle may leave room on neither side);
+    // below it, or above it where the window ends first
     var screen = document.documentElement.clientWidth, width = tip.offsetWidth;
     var x = event.pageX + 12;
     if (x + width > window.scrollX + screen - 4) x = event.pageX - 12 - width;
     x = Math.max(window.scrollX + 4, Math.min(x, window.scrollX + screen - 4 - width));
+    var y = event.pageY + 16, height = tip.offsetHeight;
+    if (y + height > window.scrollY + document.documentElement.clientHeight - 4) {
+      y = event.pageY - 12 - height;
+    }
     tip.style.left = x + "px";
-    tip.style.top = event.pageY + 16 + "px";
+    tip.style.top = y + "px";
   }
 
   function handle(event) {
-    var img = event.target.closest ? event.target.closest("img[data-cells]") : null;
-    if (img === null) {
-      if (tip !== null) tip.hidden = true;
-      return;
-    }
+    var target = event.target;
+    if (!target.closest) return hide();
+    // a live heat map's cell (book/js/heatmap.mjs) says what it shows itself
+    var said = target.closest("[data-tip]");
+    if (said !== null) return show(event, said.getAttribute("data-tip"));
+    var img = target.closest("img[data-cells]");
+    if (img === null) return hide();
     show(event, cellAt(img, event));
   }
 
   document.addEventListener("mousemove", handle);
   document.addEventListener("click", handle); // a tap, where there is no hover
+  // a slider or a typed word changed the picture under the tip: the number it shows is gone
+  document.addEventListener("input", hide);
 })();

@@ -9,8 +9,9 @@ both drawings' smallest text heights, in image pixels, as ``data-text-px`` and
 ``data-phone-text-px``: the browser tests turn them into CSS pixels on the screen.  A figure
 with heat maps also keeps where their cells are in each drawing, and their numbers, as
 ``data-cells`` and ``data-phone-cells`` (a static twin's image carries its frame's own
-``data-cells``), and such a page (only such a page) carries the script ``cells.js`` beside this
-file, which shows a cell's number when the reader hovers over it or taps it.
+``data-cells``; a live explorer's heat map is marked ``data-cell-tips``), and such a page (only
+such a page) carries the script ``cells.js`` beside this file, which shows a cell's number when
+the reader hovers over it or taps it.
 
 It runs before ``light_pages``, which re-encodes both drawings as WebP.
 """
@@ -58,10 +59,11 @@ def _serve(app, exception):
         page = Path(app.outdir) / f"{doc}.html"
         before = page.read_text("utf-8")
         text = IMAGE.sub(functools.partial(_picture, variants=variants), before)
-        # only a page with heat maps (a figure's, or a static twin's frames) carries their
-        # script, once (an incremental build hands this a page it has already written when the
-        # page did not change)
-        if "data-cells=" in text and "<script data-cells-script>" not in text:
+        # only a page with heat maps (a figure's, a static twin's frames or a live explorer's)
+        # carries their script, once (an incremental build hands this a page it has already
+        # written when the page did not change)
+        maps = "data-cells=" in text or "data-cell-tips" in text
+        if maps and "<script data-cells-script>" not in text:
             script = f"<script data-cells-script>\n{CELLS_SCRIPT}</script>\n</body>"
             text = text.replace("</body>", script, 1)
         if text != before:

@@ -416,3 +416,26 @@ def test_packing_refuses_what_is_not_a_map_of_numbers():
         phone_figures.cell_values(packed | {"codes": packed["codes"][:-1]})
     with pytest.raises(ValueError, match="packed codes"):
         phone_figures.cell_values(packed | {"codes": "!" * len(packed["codes"])})
+
+
+def test_a_panel_without_an_axis_name_takes_the_other_panels():
+    """Stacked panels name their shared axis once: each map's cells are named by it."""
+    with plots.style():
+        fig, axes = plots.figure(2, 1, height=4)
+        for ax in axes:
+            plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
+        axes[0].set_xlabel("")
+        axes[1].set_xlabel("source word")
+        axes[1].set_ylabel("")
+        fig.canvas.draw()
+        cells = phone_figures.heatmap_cells(fig)
+    assert [c["col_axis"] for c in cells] == ["source word", "source word"]
+    assert [c["row_axis"] for c in cells] == ["query", "query"]  # the top panel's own
+    with plots.style():
+        fig, ax = plots.figure(height=2)
+        plots.heatmap(ax, np.eye(2), ["a", "b"], ["x", "y"], colorbar=False)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        fig.canvas.draw()
+        (alone,) = phone_figures.heatmap_cells(fig)
+    assert (alone["row_axis"], alone["col_axis"]) == ("query", "key")

@@ -10,7 +10,31 @@ import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.channels import AsyncZMQSocketChannel
 from nbclient import NotebookClient
+
+POLL = 1.0  # seconds: how long one look at a kernel's channel waits before looking again
+
+
+async def _get_msg(self, timeout=None):
+    """A channel's next message, looked for every :data:`POLL` seconds until ``timeout``.
+
+    The client's poll of a channel sometimes misses the wake-up of a message that has come
+    (nbclient issue 312: cells with ipywidgets): the reply then sat unseen until the cell's
+    timeout, 900 s, so a notebook of live widgets seemed to hang one run in three or four.
+    A poll that ends looks again, and finds the message within a second."""
+    from queue import Empty
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        wait = POLL if deadline is None else max(0.0, min(POLL, deadline - time.monotonic()))
+        if await self.socket.poll(int(wait * 1000)):
+            return await self._recv()
+        if deadline is not None and time.monotonic() >= deadline:
+            raise Empty
+
+
+AsyncZMQSocketChannel.get_msg = _get_msg
 
 
 def streams_joined(cell) -> None:

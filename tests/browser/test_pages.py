@@ -1239,31 +1239,51 @@ HEATMAP_PAGES = [
 ]
 
 
+def _named(labels, k):
+    """A row's or column's name as the tip gives it (_ext/cells.js): its label, with its
+    position where the label is repeated, or its position where it has none."""
+    if not labels[k]:
+        return str(k)
+    return labels[k] if labels.count(labels[k]) == 1 else f"{labels[k]} (position {k})"
+
+
 def _hover_cells(page, img, cells, width):
     """Hover three cells of ``cells`` (heatmap_cells' first map, as the image carries it) on
-    ``img``, each time reading back the tip's label and number, then move off the cells."""
+    ``img``, each time reading back the tip's label and number; then a cell of the bottom row
+    at the window's bottom edge, whose tip must stay in the window; then move off the cells."""
     from attention_measured.book.phone_figures import cell_values
 
     left, top, w, h = cells["box"]
     values = cell_values(cells)
     n, m = values.shape
-    box = img.bounding_box()
-    for i, j in [(0, 0), (n - 1, m - 1), (n // 2, m // 3)]:
+    tip = page.locator(".am-cell-tip")
+
+    def centre(i, j):
+        box = img.bounding_box()
         x = box["x"] + (left + (j + 0.5) * w / m) * box["width"]
-        y = box["y"] + (top + (i + 0.5) * h / n) * box["height"]
-        page.mouse.move(x, y)
-        tip = page.locator(".am-cell-tip")
-        row = cells["rows"][i] or str(i)
-        col = cells["cols"][j] or str(j)
-        names = f"{cells['row_axis']} {row} → {cells['col_axis']} {col}"
+        return x, box["y"] + (top + (i + 0.5) * h / n) * box["height"]
+
+    for i, j in [(0, 0), (n - 1, m - 1), (n // 2, m // 3)]:
+        page.mouse.move(*centre(i, j))
+        names = f"{cells['row_axis']} {_named(cells['rows'], i)} → "
+        names += f"{cells['col_axis']} {_named(cells['cols'], j)}"
         assert tip.inner_text() == f"{names}: {values[i, j]:.3f}"
         assert tip.is_visible()
         edges = tip.evaluate(
             "t => [t.getBoundingClientRect().left, t.getBoundingClientRect().right]"
         )
         assert 0 <= edges[0] and edges[1] <= width, f"the number runs off the screen: {edges}"
+    # the bottom row's cell 5 px above the window's bottom edge: its tip goes above the pointer
+    x, y = centre(n - 1, 0)
+    page.evaluate("d => window.scrollBy(0, d)", y - (page.viewport_size["height"] - 5))
+    x, y = centre(n - 1, 0)
+    page.mouse.move(x, y)
+    assert tip.is_visible()
+    spans = tip.evaluate("t => [t.getBoundingClientRect().top, t.getBoundingClientRect().bottom]")
+    assert 0 <= spans[0] and spans[1] <= page.viewport_size["height"], f"tip off the window {spans}"
+    box = img.bounding_box()
     page.mouse.move(box["x"] + box["width"] * (left / 2), box["y"] + 2)  # off the cells
-    assert not page.locator(".am-cell-tip").is_visible()
+    assert not tip.is_visible()
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -1279,6 +1299,14 @@ def test_hovering_a_heat_maps_cell_shows_its_number(tab, server, path, width):
         _hover_cells(page, img, cells, width)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert not errors and not outside
+
+
+def _centre_of(img, cells_box):
+    """The point of the page at the middle of a heat map whose box in ``img`` is ``cells_box``
+    (fractions of the image, as heatmap_cells gives it)."""
+    left, top, w, h = cells_box
+    box = img.bounding_box()
+    return box["x"] + (left + w / 2) * box["width"], box["y"] + (top + h / 2) * box["height"]
 
 
 # every static twin whose frames hold heat maps: a cell's number on hover, the present frame's
@@ -1321,5 +1349,39 @@ def test_hovering_a_twins_heat_map_shows_the_present_frames_number(tab, server, 
                 "i => i.complete && i.naturalWidth > 0", arg=img.element_handle()
             )
             _hover_cells(page, img, maps[0], width)
+            # a number shown in the middle of the window (clear of the theme's floating button),
+            # then a slider moves
+            x, y = _centre_of(img, maps[0]["box"])
+            page.evaluate("d => window.scrollBy(0, d)", y - page.viewport_size["height"] / 2)
+            page.mouse.move(*_centre_of(img, maps[0]["box"]))
+            assert page.locator(".am-cell-tip").is_visible()
+            slider.focus()
+            page.keyboard.press("Home")
+            assert not page.locator(".am-cell-tip").is_visible(), "a stale number stays shown"
         assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert not errors and not outside
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize(
+    "page_name, root", [(LIVE_TYPED_PAGE, LIVE_TYPED), (LIVE_TRANSLATOR_PAGE, LIVE_TRANSLATOR)]
+)
+def test_tapping_a_live_heat_maps_cell_shows_its_number(tab, server, page_name, root, width):
+    """A live map's cell (book/js/heatmap.mjs) shows the text it carries in the page's one tip,
+    on a tap as on hover; typing hides it, since the map it described is redrawn."""
+    with open_page(tab, server, page_name, width=width) as (page, outside, errors):
+        page.wait_for_function(
+            "root => document.querySelector(root).dataset.shown !== undefined", arg=root
+        )
+        cell = page.locator(f"{root} svg rect").nth(1)
+        cell.scroll_into_view_if_needed()
+        cell.click()
+        tip = page.locator(".am-cell-tip")
+        assert tip.is_visible()
+        said = cell.get_attribute("data-tip")
+        assert tip.inner_text() == said and re.search(r"\d\.\d{3}", said), said
+        assert page.locator(f"{root} svg title").count() == 0, "a second, native tip"
+        page.locator(f"{root} textarea, {root} #live-sentence").first.press("End")
+        page.keyboard.type(" ")
+        assert not tip.is_visible()
         assert not errors and not outside

@@ -272,8 +272,8 @@ def typed_sentence(heads: dict, sentence: str):
     """Part II's heads read a sentence the reader types, in the page (``js/cloze_page.mjs``): a
     box starting at ``sentence``, a choice of query (``heads``: {"token", "blank", "position"}
     to each trained head's Params, carried in single precision, :func:`single_precision`), the
-    weights as a heat map whose cells give their numbers on hover, and each token's prediction.
-    Words outside the vocabulary, too few or too many are refused with a message."""
+    weights as a heat map whose cells give their numbers on hover or tap, and each token's
+    prediction.  Words outside the vocabulary, too few or too many are refused with a message."""
     from IPython.display import HTML
 
     from ..models import cloze_head
@@ -319,14 +319,16 @@ separates two words)</label>
 <details style="font-size: 0.85em"><summary>the {len(cloze.VOCAB)} words the heads know</summary>
 <p>{words}</p></details>
 <p class="live-status" role="status" aria-live="polite" style="overflow-wrap: anywhere"></p>
-<div class="live-map" tabindex="0" role="region" aria-label="heat map" style="overflow-x: auto">
+<div class="live-map" data-cell-tips tabindex="0" role="region" aria-label="heat map"
+ style="overflow-x: auto">
 <svg width="100%" style="max-width: 34rem" role="img" aria-label="The attention weights of the
  typed sentence as a heat map, query words as rows and key words as columns; each cell gives its
- weight on hover."></svg></div>
+ weight on hover or tap."></svg></div>
 <p style="font-size: 0.85em">Rows: the query, the word attending; columns: the key, the word
-attended to. White is a weight of 0, the darkest blue 1; hover a cell for its number. The grey
-diagonal is where a word would read itself, which the heads never do. The sixteen sentences of
-the corpus are the heads' training sentences: recalling them is memory.</p>
+attended to. White is a weight of 0, the darkest blue 1; hover over a cell, or tap it, for its
+number. The grey diagonal is where a word would read itself, which the heads never do. The
+sixteen sentences of the corpus are the heads' training sentences: recalling them is
+memory.</p>
 <p class="live-description"></p>
 <style>
 #live-typed-sentence th, #live-typed-sentence td {{ padding: 0.05em 0.3em; text-align: left;
@@ -482,11 +484,11 @@ def translator(models: dict, sentence: str):
         f"""<div class="live-model" data-model="{html.escape(name)}">
 <p class="live-output" style="margin-bottom: 0.2em"></p>
 <p class="live-summary" style="font-size: 0.85em; margin-bottom: 0.2em"></p>
-<div class="live-map" tabindex="0" role="region" aria-label="heat map of the
+<div class="live-map" data-cell-tips tabindex="0" role="region" aria-label="heat map of the
  {html.escape(name)}" style="overflow-x: auto">
 <svg width="100%" role="img" aria-label="Where each output word of the {html.escape(name)}
  looked, as a heat map: output words as rows, source words as columns; each cell gives its
- weight on hover, and circles mark the source word the grammar translates there."></svg>
+ weight on hover or tap, and circles mark the source word the grammar translates there."></svg>
 </div></div>"""
         for name in models
     )
@@ -517,12 +519,12 @@ language</summary><p>{words}</p></details>
 {panels}
 <p style="font-size: 0.85em">Rows: the words each model wrote (or, given the true previous
 words, the grammar's); columns: the source words. White is a weight of 0, the darkest blue 1;
-hover a cell for its number. The Transformer's map is its last layer's cross-attention averaged
-over its heads. A circle marks the source word the grammar translates at that row, drawn while
-the model's words still match the grammar's. Words underlined in bold differ from the
-grammar's at the same position. The log-probability is the model's own score of the words it
-wrote, the sum of each word's log-probability: closer to 0 means surer, and it knows nothing of
-the grammar.</p>
+hover over a cell, or tap it, for its number. The Transformer's map is its last layer's
+cross-attention averaged over its heads. A circle marks the source word the grammar translates
+at that row, drawn while the model's words still match the grammar's. Words underlined in bold
+differ from the grammar's at the same position. The log-probability is the model's own score of
+the words it wrote, the sum of each word's log-probability: closer to 0 means surer, and it
+knows nothing of the grammar.</p>
 <style>#live-translator .live-wrong {{ text-decoration: underline }}</style>
 </div>
 <noscript><p>With JavaScript on, a box here translates any sentence you type with both

@@ -416,7 +416,8 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
     """Where each heat map of ``fig`` (drawn by :func:`.plots.heatmap`) lies in the PNG that
     ``savefig(**kwargs)`` has just made of it, and its numbers: [{"box": [left, top, width,
     height] as fractions of the image's width and height, "rows": n labels, "cols": m labels,
-    "row_axis" and "col_axis": the axes' names ("query", "key", or the page's own), and the
+    "row_axis" and "col_axis": the axes' names (the page's own, another map's where a panel
+    leaves its axis unnamed, or else "query" and "key"), and the
     (n, m) values packed in thousandths (:func:`packed_cells`; :func:`cell_values` reads them
     back)}], in the order of the axes.  The published page shows a cell's number when the
     reader hovers over it or taps it (_ext/cells.js)."""
@@ -446,10 +447,16 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
                 "rows": list(cells["rows"]),
                 "cols": list(cells["cols"]),
                 # what the axes call a row and a column, without their glosses in brackets
-                "row_axis": ax.get_ylabel().split(" (")[0] or "query",
-                "col_axis": ax.get_xlabel().split(" (")[0] or "key",
+                "row_axis": ax.get_ylabel().split(" (")[0],
+                "col_axis": ax.get_xlabel().split(" (")[0],
             }
         )
+    # an axis left unnamed, as stacked panels leave all but one, takes another map's name for
+    # it, or else "query" or "key"
+    for axis, default in (("row_axis", "query"), ("col_axis", "key")):
+        named = [cells[axis] for cells in found if cells[axis]]
+        for cells in found:
+            cells[axis] = cells[axis] or (named[0] if named else default)
     return found
 
 

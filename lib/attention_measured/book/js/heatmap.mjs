@@ -1,8 +1,8 @@
 // The live explorers' heat maps of attention weights, drawn in SVG (the static figures are
 // book/plots.py's heatmap): one row per query, one column per key, white at a weight of 0 to
-// the book's blue at 1, each cell's number in its title (shown on hover), and rings where the
-// caller marks a cell.  Used by the heads' typed sentence (cloze_page.mjs) and the translators
-// (translation_page.mjs).
+// the book's blue at 1, each cell's number as its data-tip (which the page's cells.js shows on
+// hover or tap, as it does for a figure's cells), and rings where the caller marks a cell.  Used
+// by the heads' typed sentence (cloze_page.mjs) and the translators (translation_page.mjs).
 import { shade } from "./colours.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -18,7 +18,7 @@ export function element(name, attributes = {}, text = null) {
 }
 
 /** Draw `weights` (rows.length, cols.length) into `svg`: `rows` labelled down the side, `cols`
- * along the top, slanted.  Options: title(i, j, w) the text a cell shows on hover; blank(i, j)
+ * along the top, slanted.  Options: title(i, j, w) the text a cell shows on hover or tap; blank(i, j)
  * true for a cell drawn grey, holding no weight; rings, [i, j] cells to ring.  The drawing
  * scales to the svg's width: cells of at most 24 units, the whole grid about 300 wide, with
  * room for the longest labels as the browser draws them; put it in a box that scrolls
@@ -65,7 +65,7 @@ export function drawHeatMap(svg, rows, cols, weights, options = {}) {
       const rect = element("rect", { x: left + j * cell, y: top + i * cell, width: cell,
         height: cell, fill: empty ? BLANK : shade(w).background, stroke: "#ffffff",
         "stroke-width": 0.5, "data-weight": w });
-      rect.append(element("title", {}, title(i, j, w)));
+      rect.setAttribute("data-tip", title(i, j, w));
       svg.append(rect);
     }
   }
