@@ -39,8 +39,8 @@
         // a static twin leaves out what goes without saying (widgets._shortened)
         c.rows = c.rows || [];
         c.cols = c.cols || c.rows;
-        c.row_axis = c.row_axis || "query";
-        c.col_axis = c.col_axis || "key";
+        if (c.row_axis === undefined) c.row_axis = "query";
+        if (c.col_axis === undefined) c.col_axis = "key";
       });
       known = { text: text, cells: maps };
       parsed.set(img, known);
@@ -70,8 +70,11 @@
       var i = Math.min(n - 1, Math.floor(((y - b[1]) / b[3]) * n));
       var j = Math.min(m - 1, Math.floor(((x - b[0]) / b[2]) * m));
       var value = c.values[i * m + j];
-      return c.row_axis + " " + named(c.rows, i) + " → " + c.col_axis + " " + named(c.cols, j) +
-        ": " + (value === null ? "no number" : value.toFixed(3));
+      // an axis named "" leaves its labels to say what a row or a column is ("sentence 2")
+      var row = (c.row_axis ? c.row_axis + " " : "") + named(c.rows, i);
+      var col = (c.col_axis ? c.col_axis + " " : "") + named(c.cols, j);
+      var between = c.between === undefined ? " → " : c.between;
+      return row + between + col + ": " + (value === null ? "no number" : value.toFixed(3));
     }
     return null;
   }

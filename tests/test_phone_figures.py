@@ -439,3 +439,52 @@ def test_a_panel_without_an_axis_name_takes_the_other_panels():
         fig.canvas.draw()
         (alone,) = phone_figures.heatmap_cells(fig)
     assert (alone["row_axis"], alone["col_axis"]) == ("query", "key")
+
+
+def test_any_image_can_carry_its_numbers_named_as_the_page_names_them():
+    """A map drawn from the bottom up (positional encodings) gives its rows top first; an axis
+    named "" leaves the labels to say it; a map whose rows do not read its columns says so."""
+    table = np.arange(6.0).reshape(2, 3)
+    with plots.style():
+        fig, ax = plots.figure(height=2)
+        ax.imshow(table, origin="lower")
+        plots.readable_cells(
+            ax, table[::-1], ["1", "0"], range(3), "dimension", "position", between=", "
+        )
+        plots.heatmap(
+            axes := fig.add_subplot(2, 1, 2),
+            np.eye(2),
+            ["s 0", "s 1"],
+            ["0", "1"],
+            colorbar=False,
+            row_axis="",
+        )
+        fig.canvas.draw()
+        first, second = phone_figures.heatmap_cells(fig)
+    assert (first["row_axis"], first["col_axis"], first["between"]) == (
+        "dimension",
+        "position",
+        ", ",
+    )
+    np.testing.assert_array_equal(phone_figures.cell_values(first), table[::-1])
+    assert first["rows"] == ["1", "0"] and first["cols"] == ["0", "1", "2"]
+    assert second["row_axis"] == "" and "between" not in second
+    assert axes.attention_cells["row_axis"] == ""
+
+
+def test_readable_cells_refuses_what_does_not_label_its_values():
+    with plots.style():
+        fig, ax = plots.figure(height=2)
+    with pytest.raises(TypeError, match="ax must be"):
+        plots.readable_cells("axes", np.eye(2), "ab", "ab")
+    with pytest.raises(TypeError, match="rows must be a list"):
+        plots.readable_cells(ax, np.eye(2), "ab", ["a", "b"])
+    with pytest.raises(ValueError, match="rows and cols must label"):
+        plots.readable_cells(ax, np.eye(2), ["a"], ["a", "b"])
+    with pytest.raises(ValueError, match="values must have 2 axes"):
+        plots.readable_cells(ax, np.ones(2), ["a", "b"], ["a"])
+    with pytest.raises(TypeError, match="row_axis must be"):
+        plots.readable_cells(ax, np.eye(2), ["a", "b"], ["a", "b"], row_axis=3)
+    with pytest.raises(TypeError, match="between must be"):
+        plots.readable_cells(ax, np.eye(2), ["a", "b"], ["a", "b"], between="")
+    plt.close(fig)

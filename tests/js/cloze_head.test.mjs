@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { encode, forward, tokenize } from "../../lib/attention_measured/book/js/cloze_head.mjs";
 import { describeReading, unpackHeads } from "../../lib/attention_measured/book/js/cloze_page.mjs";
 import { argmax } from "../../lib/attention_measured/book/js/core.mjs";
+import { named } from "../../lib/attention_measured/book/js/heatmap.mjs";
 import { fixture } from "./fixtures.mjs";
 
 const TOLERANCE = 1e-9;
@@ -83,4 +84,11 @@ test("forward refuses ids it cannot read, naming them", () => {
   assert.throws(() => forward(null, [1, 2]), /params must be/);
   const long = encode(`a ${"b".repeat(300)}`, page.vocabulary, page.longest);
   assert.match(long.message, /“b{20}…”/); // a long unknown word is cut in the message
+});
+
+test("a live map's tip names a word said twice by its position too", () => {
+  const words = ["all", "and", "free", "and"];
+  assert.equal(named(words, 0), "“all”");
+  assert.equal(named(words, 1), "“and” (position 1)");
+  assert.equal(named(words, 3), "“and” (position 3)");
 });

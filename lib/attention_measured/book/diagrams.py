@@ -230,6 +230,7 @@ def self_attention_head(tokens=("all", "human", "beings", "are", "born", "free")
     for i in range(n):
         grid[i, [j for j in range(n) if j != i]] = rng.dirichlet(np.full(n - 1, 0.6))
     ax.imshow(grid, cmap="Blues", vmin=0, vmax=1)
+    plots.readable_cells(ax, grid, tokens, tokens, row_axis="query", col_axis="key")
     for i in range(n):
         ax.plot([i - 0.5, i + 0.5], [i - 0.5, i + 0.5], color=plots.MARKER, lw=1.5)
         ax.plot([i - 0.5, i + 0.5], [i + 0.5, i - 0.5], color=plots.MARKER, lw=1.5)
@@ -359,13 +360,12 @@ def positional_encodings(steps: int = 16, size: int = 8):
     """Without positions a set of tokens has no order; a position vector PE_t gives it one."""
     fig, axes = plots.figure(1, 2, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
     ax = axes[0]
-    ax.imshow(
-        sinusoidal_positions(steps, size).T,
-        cmap="RdBu_r",
-        vmin=-1,
-        vmax=1,
-        aspect="auto",
-        origin="lower",
+    table = sinusoidal_positions(steps, size).T
+    ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", origin="lower")
+    # drawn from the bottom up, so the top row of cells is the last dimension
+    dimensions = [str(d) for d in range(size)][::-1]
+    plots.readable_cells(
+        ax, table[::-1], dimensions, range(steps), "dimension", "position", between=", "
     )
     ax.set_xlabel("position t")
     ax.set_ylabel("dimension")

@@ -435,6 +435,7 @@ def document_weights(
             [str(i) for i in range(words_per)],
             title=f"seed {seed}: word weights (dark = 1)",
             colorbar=False,
+            row_axis="",  # a row is "sentence i"
         )
         for (row, col), weight in np.ndenumerate(words):
             heat.text(

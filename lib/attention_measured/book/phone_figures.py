@@ -23,6 +23,7 @@ import contextlib
 import functools
 import io
 import json
+import re
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -413,12 +414,14 @@ def _own_variant(draw: Callable[[], Figure], **kwargs) -> tuple[bytes, float, li
 
 
 def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
-    """Where each heat map of ``fig`` (drawn by :func:`.plots.heatmap`) lies in the PNG that
-    ``savefig(**kwargs)`` has just made of it, and its numbers: [{"box": [left, top, width,
-    height] as fractions of the image's width and height, "rows": n labels, "cols": m labels,
-    "row_axis" and "col_axis": the axes' names (the page's own, another map's where a panel
-    leaves its axis unnamed, or else "query" and "key"), and the
-    (n, m) values packed in thousandths (:func:`packed_cells`; :func:`cell_values` reads them
+    """Where each heat map of ``fig`` (:func:`.plots.heatmap`, or any image whose numbers
+    :func:`.plots.readable_cells` gave) lies in the PNG that ``savefig(**kwargs)`` has just made
+    of it, and its numbers: [{"box": [left, top, width, height] as fractions of the image's
+    width and height, "rows": n labels, "cols": m labels, "row_axis" and "col_axis": what a row
+    and a column are called (as :func:`.plots.readable_cells` names them, else the axes'
+    labels, another map's where a panel leaves its axis unnamed, or "query" and "key"),
+    "between" where the tip joins a row and a column otherwise than by an arrow, and the (n, m)
+    values packed in thousandths (:func:`packed_cells`; :func:`cell_values` reads them
     back)}], in the order of the axes.  The published page shows a cell's number when the
     reader hovers over it or taps it (_ext/cells.js)."""
     if not isinstance(fig, Figure):
@@ -429,7 +432,7 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
         box = fig.get_tightbbox(renderer).padded(pad)
     else:
         box = fig.bbox_inches
-    found = []
+    found, unnamed = [], []
     for ax in fig.axes:
         cells = getattr(ax, "attention_cells", None)
         if cells is None or not ax.get_visible() or not ax.get_images():
@@ -446,17 +449,22 @@ def heatmap_cells(fig: Figure, **kwargs) -> list[dict]:
                 **packed_cells(cells["values"]),
                 "rows": list(cells["rows"]),
                 "cols": list(cells["cols"]),
-                # what the axes call a row and a column, without their glosses in brackets
-                "row_axis": ax.get_ylabel().split(" (")[0],
-                "col_axis": ax.get_xlabel().split(" (")[0],
+                # what a row and a column are called: as the page names them, or as the axes
+                # do, without their glosses (after a bracket or a colon)
+                "row_axis": cells.get("row_axis", re.split(r" \(|: ", ax.get_ylabel())[0]),
+                "col_axis": cells.get("col_axis", re.split(r" \(|: ", ax.get_xlabel())[0]),
             }
         )
+        if "between" in cells:  # a map whose rows do not read its columns
+            found[-1]["between"] = cells["between"]
+        unnamed.append({axis for axis in ("row_axis", "col_axis") if axis not in cells})
     # an axis left unnamed, as stacked panels leave all but one, takes another map's name for
-    # it, or else "query" or "key"
+    # it, or else "query" or "key" (where the page named it "", the labels say it all)
     for axis, default in (("row_axis", "query"), ("col_axis", "key")):
         named = [cells[axis] for cells in found if cells[axis]]
-        for cells in found:
-            cells[axis] = cells[axis] or (named[0] if named else default)
+        for cells, drawn in zip(found, unnamed):
+            if axis in drawn and not cells[axis]:
+                cells[axis] = named[0] if named else default
     return found
 
 

@@ -208,6 +208,47 @@ def distribution(
         ax.legend(loc="best")  # where it covers neither the bars nor the lines
 
 
+def readable_cells(
+    ax,
+    values,
+    rows,
+    cols,
+    row_axis: str | None = None,
+    col_axis: str | None = None,
+    between: str = " → ",
+) -> None:
+    """Let the published page read back ``values``, the (n, m) numbers the image on ``ax``
+    draws with row 0 at the top: hovering over a cell, or tapping it, shows its number
+    (:func:`.phone_figures.heatmap_cells` finds the cells; every Part's heat maps).
+
+    rows, cols: n and m labels ("" for one known by its position alone).  row_axis, col_axis:
+    what a row and a column are called in the tip; None takes the axis' label as drawn, and ""
+    names a cell by its labels alone.  between: what the tip writes between a cell's row and
+    column (an arrow where the row reads the column, as attention's query reads its key).
+    """
+    if not hasattr(ax, "get_images"):
+        raise TypeError(f"ax must be the matplotlib Axes the image is on, got {ax!r}")
+    values = checks.array(values, "values", ndim=2, finite=False)  # a masked cell: no number
+    for name, labels in (("rows", rows), ("cols", cols)):
+        if isinstance(labels, str) or not hasattr(labels, "__len__"):
+            raise TypeError(f"{name} must be a list of labels, got {labels!r}")
+    rows, cols = [str(label) for label in rows], [str(label) for label in cols]
+    if (len(rows), len(cols)) != values.shape:
+        raise ValueError(
+            f"rows and cols must label the {values.shape} values, got {len(rows)} and {len(cols)}"
+        )
+    for name, axis in (("row_axis", row_axis), ("col_axis", col_axis)):
+        if axis is not None and not isinstance(axis, str):
+            raise TypeError(f"{name} must be a name or None, got {axis!r}")
+    if not isinstance(between, str) or not between:
+        raise TypeError(f"between must be the text between a row and a column, got {between!r}")
+    ax.attention_cells = {"values": values, "rows": rows, "cols": cols}
+    named = {"row_axis": row_axis, "col_axis": col_axis}
+    ax.attention_cells |= {name: axis for name, axis in named.items() if axis is not None}
+    if between != " → ":
+        ax.attention_cells["between"] = between
+
+
 def heatmap(
     ax,
     weights: np.ndarray,
@@ -216,18 +257,16 @@ def heatmap(
     title: str = "",
     colorbar: bool = True,
     vmax: float | None = 1.0,
+    vmin: float | None = 0.0,
+    row_axis: str | None = None,
 ) -> None:
-    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier (Part IV).
-    On the published page, hovering a cell shows its number (:func:`.phone_figures.heatmap_cells`
-    says where the cells are)."""
+    """An attention matrix (n, m): row i is query i, column j key j; darker is heavier, from
+    ``vmin`` to ``vmax`` (None: the matrix's own least or greatest) (Part IV).  On the published
+    page, hovering a cell shows its number (:func:`readable_cells`, which ``row_axis`` goes
+    to: "" where the row labels say what a row is)."""
     colorbar = checks.flag(colorbar, "colorbar")
-    image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
-    # what a page's reader can read back by hovering a cell (phone_figures.heatmap_cells)
-    ax.attention_cells = {
-        "values": np.array(weights, dtype=float),
-        "rows": [str(label) for label in row_labels],
-        "cols": [str(label) for label in col_labels],
-    }
+    image = ax.imshow(weights, cmap="Blues", vmin=vmin, vmax=vmax, aspect="auto")
+    readable_cells(ax, weights, row_labels, col_labels, row_axis=row_axis)
     ax.set_xticks(range(len(col_labels)), col_labels, rotation=90, fontsize=9)
     ax.set_yticks(range(len(row_labels)), row_labels, fontsize=9)
     ax.set_xlabel("key (attended to)")

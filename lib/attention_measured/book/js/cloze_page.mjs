@@ -6,7 +6,7 @@
 // numbers to the library's, and the browser tests type into the built page.
 import { NAMES, WIDTH, encode, forward } from "./cloze_head.mjs";
 import { argmax, fromBase64 } from "./core.mjs";
-import { drawHeatMap } from "./heatmap.mjs";
+import { drawHeatMap, named } from "./heatmap.mjs";
 
 const EXTRA = { token: [], blank: ["mask_embedding"], position: ["positions"] };
 
@@ -73,8 +73,8 @@ export function mountTypedSentence(root, start) {
     const { weights, probs } = forward(heads[query], ids);
     drawHeatMap(svg, tokens, tokens, weights, {
       blank: (i, j) => i === j, // where a word would read itself, which the heads never do
-      title: (i, j, w) => (i === j ? `“${tokens[i]}” may not read itself` :
-        `“${tokens[i]}” reads “${tokens[j]}” with weight ${w.toFixed(3)}`),
+      title: (i, j, w) => (i === j ? `${named(tokens, i)} may not read itself` :
+        `${named(tokens, i)} reads ${named(tokens, j)} with weight ${w.toFixed(3)}`),
     });
     const { summary, rows } = describeReading(tokens, weights, probs, vocabulary, query);
     text.textContent = summary;

@@ -17,6 +17,15 @@ export function element(name, attributes = {}, text = null) {
   return node;
 }
 
+/** The name a cell's tip gives row or column `k` of `labels`: the word in quotes, with its
+ * position where the same word comes more than once (the figures' tips do the same,
+ * _ext/cells.js). */
+export function named(labels, k) {
+  const word = `“${labels[k]}”`;
+  return labels.indexOf(labels[k]) === labels.lastIndexOf(labels[k]) ? word :
+    `${word} (position ${k})`;
+}
+
 /** Draw `weights` (rows.length, cols.length) into `svg`: `rows` labelled down the side, `cols`
  * along the top, slanted.  Options: title(i, j, w) the text a cell shows on hover or tap; blank(i, j)
  * true for a cell drawn grey, holding no weight; rings, [i, j] cells to ring.  The drawing

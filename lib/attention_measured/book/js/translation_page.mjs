@@ -8,7 +8,7 @@
 // the built page.
 import { argmax, fromBase64, quoted, shown } from "./core.mjs";
 import { EOS, along, beam_search, greedy } from "./decoding.mjs";
-import { drawHeatMap } from "./heatmap.mjs";
+import { drawHeatMap, named } from "./heatmap.mjs";
 import { bahdanau } from "./recurrent.mjs";
 import { transformer } from "./transformer.mjs";
 import { decode_target, encode_source, language, translate, words_of } from "./translation.mjs";
@@ -217,8 +217,8 @@ export function mountTranslator(root, start) {
       drawHeatMap(result.querySelector("svg"), shownReading.rows, r.source, shownReading.weights,
         {
           rings: shownReading.rings,
-          title: (i, j, w) => `“${shownReading.rows[i]}” looks at “${r.source[j]}” with ` +
-            `weight ${w.toFixed(3)}`,
+          title: (i, j, w) => `${named(shownReading.rows, i)} looks at ${named(r.source, j)} ` +
+            `with weight ${w.toFixed(3)}`,
         });
     }
     status.textContent = `${words.length} words, translated by ${Object.keys(models).length} ` +
