@@ -83,7 +83,7 @@
     if (tip !== null) tip.hidden = true;
   }
 
-  function show(event, text) {
+  function show(event, text, above) {
     if (text === null) {
       hide();
       return;
@@ -101,14 +101,17 @@
     tip.hidden = false;
     // beside the pointer, on its left where the right would run off the screen, and never
     // past either edge (on a phone, a pointer in the middle may leave room on neither side);
-    // below it, or above it where the window ends first
+    // below it (above a finger, which would hide it), or on the other side where the window
+    // ends first
     var screen = document.documentElement.clientWidth, width = tip.offsetWidth;
     var x = event.pageX + 12;
     if (x + width > window.scrollX + screen - 4) x = event.pageX - 12 - width;
     x = Math.max(window.scrollX + 4, Math.min(x, window.scrollX + screen - 4 - width));
-    var y = event.pageY + 16, height = tip.offsetHeight;
-    if (y + height > window.scrollY + document.documentElement.clientHeight - 4) {
-      y = event.pageY - 12 - height;
+    var height = tip.offsetHeight, below = event.pageY + 16, over = event.pageY - 16 - height;
+    var y = above ? over : below;
+    if (above && over < window.scrollY + 4) y = below;
+    if (!above && below + height > window.scrollY + document.documentElement.clientHeight - 4) {
+      y = over;
     }
     tip.style.left = x + "px";
     tip.style.top = y + "px";
@@ -118,11 +121,12 @@
     var target = event.target;
     if (!target.closest) return hide();
     // a live heat map's cell (book/js/heatmap.mjs) says what it shows itself
+    var tapped = event.type === "click";
     var said = target.closest("[data-tip]");
-    if (said !== null) return show(event, said.getAttribute("data-tip"));
+    if (said !== null) return show(event, said.getAttribute("data-tip"), tapped);
     var img = target.closest("img[data-cells]");
     if (img === null) return hide();
-    show(event, cellAt(img, event));
+    show(event, cellAt(img, event), tapped);
   }
 
   document.addEventListener("mousemove", handle);

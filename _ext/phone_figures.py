@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 CELLS_SCRIPT = (Path(__file__).parent / "cells.js").read_text(encoding="utf-8")
+WRITTEN_SCRIPT = re.compile(r"<script data-cells-script>\n.*?</script>\n", re.S)
 NARROW = "(max-width: 700px)"  # the text column is then narrower than the column's figures
 IMAGE = re.compile(
     r'<img (?P<before>[^>]*?)src="(?P<path>(?:\.\./)*_images/)(?P<name>[0-9a-f]{64})\.png"'
@@ -60,10 +61,10 @@ def _serve(app, exception):
         before = page.read_text("utf-8")
         text = IMAGE.sub(functools.partial(_picture, variants=variants), before)
         # only a page with heat maps (a figure's, a static twin's frames or a live explorer's)
-        # carries their script, once (an incremental build hands this a page it has already
-        # written when the page did not change)
-        maps = "data-cells=" in text or "data-cell-tips" in text
-        if maps and "<script data-cells-script>" not in text:
+        # carries their script, once: an incremental build hands this a page it has already
+        # written when the page did not change, whose script is then replaced by today's
+        text = WRITTEN_SCRIPT.sub("", text)
+        if "data-cells=" in text or "data-cell-tips" in text:
             script = f"<script data-cells-script>\n{CELLS_SCRIPT}</script>\n</body>"
             text = text.replace("</body>", script, 1)
         if text != before:
@@ -79,7 +80,9 @@ def _picture(m: re.Match, variants: dict[str, dict]) -> str:
     if "cells" in meta:  # a figure with heat maps: their numbers, for cells.js
         for name in ("cells", "phone_cells"):
             attribute = name.replace("_", "-")
-            sizes += f'data-{attribute}="{html.escape(meta[name])}" '
+            # in single quotes, so that JSON's many double quotes need no escaping
+            text = html.escape(meta[name], quote=False).replace("'", "&#x27;")
+            sizes += f"data-{attribute}='{text}' "
     return (
         f'<picture><source media="{NARROW}" srcset="{m["path"]}{m["name"]}-phone.png" />'
         f'<img {m["before"]}{sizes}src="{m["path"]}{m["name"]}.png"{m["after"]}></picture>'

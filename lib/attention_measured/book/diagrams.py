@@ -361,7 +361,8 @@ def positional_encodings(steps: int = 16, size: int = 8):
     fig, axes = plots.figure(1, 2, height=2.6, gridspec_kw={"width_ratios": [1.2, 1]})
     ax = axes[0]
     table = sinusoidal_positions(steps, size).T
-    ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", origin="lower")
+    image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", origin="lower")
+    fig.colorbar(image, ax=ax, fraction=0.08, pad=0.03, ticks=[-1, 0, 1])
     # drawn from the bottom up, so the top row of cells is the last dimension
     dimensions = [str(d) for d in range(size)][::-1]
     plots.readable_cells(
